@@ -1,0 +1,135 @@
+/**
+ * buildApp(deps): the HTTP application, its modules and its one error handler. It never
+ * listens; server.ts does. Every thrown error becomes the contract's JSON error body.
+ */
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+} from 'fastify';
+import { AppError, type ErrorCode } from './lib/errors.js';
+import type { SecretBox } from './lib/secrets.js';
+import { HubService } from './modules/hubs/hubs.usecases.js';
+import { RateLimiter } from './modules/keys/keys.ratelimit.js';
+import { KeyService } from './modules/keys/keys.usecases.js';
+import {
+  answerMessages,
+  createCheckDeps,
+  methodNotAllowed,
+  registerMessagesRoutes,
+} from './modules/messages/messages.routes.js';
+import type { Store } from './store/store.js';
+
+export interface AppDeps {
+  store: Store;
+  secrets: SecretBox;
+  logger: FastifyBaseLogger;
+  clock?: () => number;
+  /** Bigger than any hubId we accept, so over-long ids still reach the contract's checks. */
+  maxParamLength?: number;
+}
+
+export interface App {
+  app: FastifyInstance;
+  keys: KeyService;
+  hubs: HubService;
+}
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+function sendError(reply: FastifyReply, error: AppError): FastifyReply {
+  return reply.code(error.status).headers(error.headers).type(JSON_TYPE).send(error.toBody());
+}
+
+/** Fastify's own 4xx errors, translated to the contract's codes. */
+function translateFrameworkError(error: FastifyError): AppError | undefined {
+  const status = error.statusCode ?? 500;
+  if (status >= 500) return undefined;
+  const byCode: Record<string, [ErrorCode, string]> = {
+    FST_ERR_CTP_BODY_TOO_LARGE: ['payload_too_large', 'the request body is too large'],
+    FST_ERR_CTP_INVALID_MEDIA_TYPE: ['unsupported_media_type', 'this content type is not accepted here'],
+    FST_ERR_CTP_INVALID_CONTENT_LENGTH: [
+      'invalid_body',
+      'the request body does not match its Content-Length',
+    ],
+    FST_ERR_CTP_EMPTY_JSON_BODY: ['invalid_body', 'the request body is empty'],
+    FST_ERR_CTP_INVALID_JSON_BODY: ['invalid_body', 'the request body is not valid JSON'],
+  };
+  const known = error.code ? byCode[error.code] : undefined;
+  if (known) return new AppError(known[0], status, known[1]);
+  if (status === 413) return new AppError('payload_too_large', 413, 'the request body is too large');
+  if (status === 415)
+    return new AppError('unsupported_media_type', 415, 'this content type is not accepted here');
+  if (status === 404) return new AppError('not_found', 404, 'no such resource');
+  if (status === 405) return new AppError('method_not_allowed', 405, 'this method is not allowed here');
+  return new AppError('bad_request', status, 'the request could not be understood');
+}
+
+export function buildApp(deps: AppDeps): App {
+  const clock = deps.clock ?? Date.now;
+  const keys = new KeyService(deps.store, deps.secrets, clock);
+  const hubs = new HubService(deps.store, deps.secrets, clock);
+  const rateLimiter = new RateLimiter();
+  const routeDeps = { store: deps.store, keys, hubs, rateLimiter };
+  const checkDeps = createCheckDeps(routeDeps);
+
+  const app = Fastify({
+    loggerInstance: deps.logger,
+    routerOptions: {
+      ignoreTrailingSlash: true,
+      maxParamLength: deps.maxParamLength ?? 1000,
+    },
+    return503OnClosing: true,
+    // A malformed path (bad percent-encoding) still gets the contract's answer.
+    frameworkErrors: (error, request, reply) => {
+      const path = (request.raw.url ?? '').split('?')[0] ?? '';
+      const match = /^\/api\/line\/([^/]*)\/messages\/?$/.exec(path);
+      if (match && error.code === 'FST_ERR_BAD_URL') {
+        if (request.raw.method !== 'GET' && request.raw.method !== 'HEAD')
+          return sendError(reply, methodNotAllowed());
+        return answerMessages(request, reply, match[1] ?? '', checkDeps, deps.store).catch((e: unknown) =>
+          handleError(e, reply),
+        );
+      }
+      const translated =
+        translateFrameworkError(error) ??
+        new AppError('bad_request', 400, 'the request could not be understood');
+      return sendError(reply, translated);
+    },
+  });
+
+  const handleError = (error: unknown, reply: FastifyReply): FastifyReply => {
+    if (error instanceof AppError) return sendError(reply, error);
+    const translated = translateFrameworkError(error as FastifyError);
+    if (translated) return sendError(reply, translated);
+    reply.log.error({ err: error }, 'unexpected fault');
+    return sendError(
+      reply,
+      new AppError('internal_error', 500, 'an unexpected error occurred; it has been logged'),
+    );
+  };
+
+  app.setErrorHandler((error, _request, reply) => handleError(error, reply));
+  app.setNotFoundHandler((_request, reply) =>
+    sendError(reply, new AppError('not_found', 404, 'no such resource')),
+  );
+
+  app.get('/healthz', async (_request, reply) => reply.type(JSON_TYPE).send({ status: 'ok' }));
+  app.get('/readyz', async (_request, reply) => {
+    const ready = await deps.store.ready().catch(() => false);
+    if (!ready) {
+      return sendError(
+        reply,
+        new AppError('unavailable', 503, 'the store is not reachable or its schema is not current', {
+          'Retry-After': '5',
+        }),
+      );
+    }
+    return reply.type(JSON_TYPE).send({ status: 'ready' });
+  });
+
+  registerMessagesRoutes(app, routeDeps, checkDeps);
+
+  return { app, keys, hubs };
+}

@@ -1,0 +1,42 @@
+/** What every command needs: the configuration, the store (schema brought up to date) and the services. */
+import { type Config, loadConfig } from '../config.js';
+import { createSecretBox, loadServerSecret, type SecretBox } from '../lib/secrets.js';
+import { HubService } from '../modules/hubs/hubs.usecases.js';
+import { KeyService } from '../modules/keys/keys.usecases.js';
+import { openStore } from '../store/open.js';
+import type { Store } from '../store/store.js';
+
+export interface GlobalOptions {
+  dataDir?: string;
+  debug?: boolean;
+}
+
+export interface Runtime {
+  config: Config;
+  store: Store;
+  secrets: SecretBox;
+  hubs: HubService;
+  keys: KeyService;
+}
+
+export async function withRuntime<T>(
+  options: GlobalOptions,
+  work: (runtime: Runtime) => Promise<T>,
+  overrides: { port?: string; host?: string } = {},
+): Promise<T> {
+  const config = loadConfig(process.env, { ...overrides, dataDir: options.dataDir });
+  const store = await openStore(config);
+  try {
+    const secrets = createSecretBox(loadServerSecret(config.secret, config.dataDir));
+    const runtime: Runtime = {
+      config,
+      store,
+      secrets,
+      hubs: new HubService(store, secrets),
+      keys: new KeyService(store, secrets),
+    };
+    return await work(runtime);
+  } finally {
+    await store.close();
+  }
+}

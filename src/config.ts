@@ -1,0 +1,113 @@
+/**
+ * Every setting of chatlog: its environment variable, default and meaning, validated once at start.
+ * Flags of the command line override the environment.
+ */
+import path from 'node:path';
+import { UserError } from './lib/errors.js';
+
+export interface Config {
+  /** Where the embedded SQLite store and the generated server secret live. */
+  dataDir: string;
+  /** PostgreSQL connection string; unset means the embedded SQLite store. */
+  databaseUrl: string | undefined;
+  /** Redis connection string for shared rate-limit counters. */
+  redisUrl: string | undefined;
+  port: number;
+  host: string;
+  /** Server secret for key hashes and encrypted copies; generated into the data directory when unset. */
+  secret: string | undefined;
+  logLevel: string;
+  /** How long a stopping server waits for in-flight answers (a streaming export included). */
+  shutdownGraceMs: number;
+  /** Public base URL printed in curl examples (defaults to http://HOST:PORT). */
+  publicUrl: string | undefined;
+}
+
+export interface SettingDoc {
+  env: string;
+  default: string;
+  doc: string;
+}
+
+export const SETTINGS: readonly SettingDoc[] = [
+  {
+    env: 'CHATLOG_DATA_DIR',
+    default: './data',
+    doc: 'Directory of the embedded SQLite store and the generated secret.',
+  },
+  {
+    env: 'DATABASE_URL',
+    default: '(unset)',
+    doc: 'PostgreSQL connection string; unset means SQLite in CHATLOG_DATA_DIR.',
+  },
+  { env: 'REDIS_URL', default: '(unset)', doc: 'Redis for rate-limit counters shared by several nodes.' },
+  { env: 'PORT', default: '3000', doc: 'TCP port of `chatlog serve`.' },
+  { env: 'HOST', default: '127.0.0.1', doc: 'Address `chatlog serve` binds to (0.0.0.0 for all).' },
+  {
+    env: 'CHATLOG_SECRET',
+    default: '(generated)',
+    doc: 'Server secret (at least 32 characters) that keys API-key hashes and encrypts stored secrets. Unset: generated once into CHATLOG_DATA_DIR/secret with mode 0600.',
+  },
+  {
+    env: 'LOG_LEVEL',
+    default: 'info',
+    doc: 'pino log level: fatal, error, warn, info, debug, trace or silent.',
+  },
+  {
+    env: 'CHATLOG_SHUTDOWN_GRACE_MS',
+    default: '10000',
+    doc: 'How long SIGTERM waits for in-flight answers.',
+  },
+  {
+    env: 'CHATLOG_PUBLIC_URL',
+    default: '(http://HOST:PORT)',
+    doc: 'Base URL shown in printed curl examples.',
+  },
+];
+
+const LOG_LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
+
+function integer(name: string, raw: string, min: number, max: number): number {
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new UserError(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+export function loadConfig(
+  env: NodeJS.ProcessEnv = process.env,
+  overrides: Partial<Record<'port' | 'host' | 'dataDir', string>> = {},
+): Config {
+  const nonEmpty = (value: string | undefined) => (value === undefined || value === '' ? undefined : value);
+  const secret = nonEmpty(env.CHATLOG_SECRET);
+  if (secret !== undefined && secret.length < 32) {
+    throw new UserError('CHATLOG_SECRET must be at least 32 characters long');
+  }
+  const logLevel = nonEmpty(env.LOG_LEVEL) ?? 'info';
+  if (!LOG_LEVELS.has(logLevel)) {
+    throw new UserError(`LOG_LEVEL must be one of ${[...LOG_LEVELS].join(', ')}, got "${logLevel}"`);
+  }
+  const port = overrides.port ?? nonEmpty(env.PORT) ?? '3000';
+  return {
+    dataDir: path.resolve(overrides.dataDir ?? nonEmpty(env.CHATLOG_DATA_DIR) ?? './data'),
+    databaseUrl: nonEmpty(env.DATABASE_URL),
+    redisUrl: nonEmpty(env.REDIS_URL),
+    port: integer('PORT', port, 0, 65535),
+    host: overrides.host ?? nonEmpty(env.HOST) ?? '127.0.0.1',
+    secret,
+    logLevel,
+    shutdownGraceMs: integer(
+      'CHATLOG_SHUTDOWN_GRACE_MS',
+      nonEmpty(env.CHATLOG_SHUTDOWN_GRACE_MS) ?? '10000',
+      0,
+      3_600_000,
+    ),
+    publicUrl: nonEmpty(env.CHATLOG_PUBLIC_URL)?.replace(/\/+$/, ''),
+  };
+}
+
+export function publicBaseUrl(config: Config): string {
+  if (config.publicUrl) return config.publicUrl;
+  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${config.port}`;
+}

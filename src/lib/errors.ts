@@ -1,0 +1,62 @@
+/**
+ * Every error a client can see: a stable code, an HTTP status and a human sentence.
+ * Nothing else reaches a client; 5xx bodies never carry internals.
+ */
+export type ErrorCode =
+  | 'missing_api_key'
+  | 'invalid_api_key'
+  | 'invalid_hub_id'
+  | 'forbidden'
+  | 'duplicate_parameter'
+  | 'invalid_date'
+  | 'invalid_range'
+  | 'invalid_time_zone'
+  | 'rate_limited'
+  | 'method_not_allowed'
+  | 'not_found'
+  | 'bad_request'
+  | 'invalid_body'
+  | 'payload_too_large'
+  | 'unsupported_media_type'
+  | 'request_header_too_large'
+  | 'internal_error'
+  | 'unavailable';
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor(code: ErrorCode, status: number, message: string, headers: Record<string, string> = {}) {
+    super(message);
+    this.name = 'AppError';
+    this.code = code;
+    this.status = status;
+    this.headers = headers;
+  }
+
+  toBody(): ErrorBody {
+    return { error: { code: this.code, message: this.message } };
+  }
+}
+
+export interface ErrorBody {
+  error: { code: ErrorCode; message: string };
+}
+
+export function createError(args: {
+  code: ErrorCode;
+  status: number;
+  message: string;
+  headers?: Record<string, string>;
+}): AppError {
+  return new AppError(args.code, args.status, args.message, args.headers);
+}
+
+/** A mistake of the person at the command line: printed as one line, exit code 1. */
+export class UserError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UserError';
+  }
+}

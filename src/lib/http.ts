@@ -1,0 +1,99 @@
+/** Small HTTP helpers: content negotiation, ETags, query strings, URL redaction. */
+import { createHash } from 'node:crypto';
+import type { Transform } from 'node:stream';
+import { createBrotliCompress, createGzip, constants as zlibConstants } from 'node:zlib';
+
+export type ContentEncoding = 'br' | 'gzip' | 'identity';
+
+/**
+ * Picks the response encoding from Accept-Encoding: the highest q-value among br, gzip and
+ * identity, br winning ties (smaller and, at the quality used, as fast as gzip).
+ */
+export function negotiateEncoding(acceptEncoding: string | undefined): ContentEncoding {
+  if (!acceptEncoding) return 'identity';
+  const weights = new Map<string, number>();
+  for (const part of acceptEncoding.split(',')) {
+    const [rawName, ...params] = part.trim().split(';');
+    const name = rawName?.trim().toLowerCase();
+    if (!name) continue;
+    let q = 1;
+    for (const param of params) {
+      const [k, v] = param.trim().split('=');
+      if (k?.trim().toLowerCase() === 'q') {
+        const value = Number(v);
+        q = Number.isFinite(value) ? Math.min(1, Math.max(0, value)) : 0;
+      }
+    }
+    weights.set(name, q);
+  }
+  const weightOf = (name: string) => weights.get(name) ?? weights.get('*') ?? 0;
+  const candidates: Array<[ContentEncoding, number]> = [
+    ['br', weightOf('br')],
+    ['gzip', weightOf('gzip')],
+  ];
+  const best = candidates.reduce((a, b) => (b[1] > a[1] ? b : a));
+  const identity = weights.get('identity') ?? (weights.has('*') ? weightOf('*') : 1);
+  if (best[1] > 0 && best[1] >= identity) return best[0];
+  return 'identity';
+}
+
+export function createCompressor(encoding: 'br' | 'gzip'): Transform {
+  if (encoding === 'gzip') return createGzip({ level: 6 });
+  return createBrotliCompress({
+    params: {
+      [zlibConstants.BROTLI_PARAM_QUALITY]: 4,
+      [zlibConstants.BROTLI_PARAM_MODE]: zlibConstants.BROTLI_MODE_TEXT,
+    },
+  });
+}
+
+/** A weak ETag for one answer: it changes whenever the hub's data or the question changes. */
+export function weakEtag(parts: ReadonlyArray<string | number | undefined>): string {
+  const digest = createHash('sha256')
+    .update(parts.map((p) => (p === undefined ? '-' : String(p))).join('\u0000'))
+    .digest('base64url');
+  return `W/"${digest.slice(0, 27)}"`;
+}
+
+/** True when If-None-Match names this ETag (weak comparison) or is "*". */
+export function etagMatches(ifNoneMatch: string | undefined, etag: string): boolean {
+  if (!ifNoneMatch) return false;
+  const opaque = (tag: string) => tag.trim().replace(/^W\//, '');
+  const wanted = opaque(etag);
+  return ifNoneMatch.split(',').some((tag) => tag.trim() === '*' || opaque(tag) === wanted);
+}
+
+/** The raw query string of a request target, without "?" and fragment. */
+export function rawQueryOf(url: string): string {
+  const start = url.indexOf('?');
+  if (start < 0) return '';
+  const end = url.indexOf('#', start);
+  return url.slice(start + 1, end < 0 ? undefined : end);
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text.replace(/\+/g, ' '));
+  } catch {
+    return text;
+  }
+}
+
+/**
+ * The URL with the value of every `apikey` parameter replaced by [REDACTED], however the
+ * parameter's name is spelled or encoded (a key never reaches a log line).
+ */
+export function redactUrl(url: string): string {
+  const start = url.indexOf('?');
+  if (start < 0) return url;
+  const query = url.slice(start + 1);
+  const redacted = query
+    .split('&')
+    .map((pair) => {
+      const eq = pair.indexOf('=');
+      const name = eq < 0 ? pair : pair.slice(0, eq);
+      return safeDecode(name).trim().toLowerCase() === 'apikey' ? `${name}=[REDACTED]` : pair;
+    })
+    .join('&');
+  return `${url.slice(0, start)}?${redacted}`;
+}

@@ -1,0 +1,63 @@
+/** Hub settings: the IANA time zone its days are read in, and its LINE channel secret. */
+import { canonicalTimeZone } from '../../lib/calendar.js';
+import { UserError } from '../../lib/errors.js';
+import type { SecretBox } from '../../lib/secrets.js';
+import type { Hub, Store } from '../../store/store.js';
+
+export const HUB_ID_PATTERN = /^[0-9]{1,20}$/;
+
+export function isValidHubId(text: string): boolean {
+  return HUB_ID_PATTERN.test(text);
+}
+
+export function requireHubId(text: string): string {
+  if (!isValidHubId(text)) throw new UserError(`hub id must be 1 to 20 digits, got "${text}"`);
+  return text;
+}
+
+export class HubService {
+  constructor(
+    private readonly store: Store,
+    private readonly secrets: SecretBox,
+    private readonly clock: () => number = Date.now,
+  ) {}
+
+  async get(hubId: string): Promise<Hub | undefined> {
+    return this.store.hubs.get(hubId);
+  }
+
+  async require(hubId: string): Promise<Hub> {
+    const hub = await this.store.hubs.get(requireHubId(hubId));
+    if (!hub) throw new UserError(`hub ${hubId} does not exist; create it with: chatlog hub add ${hubId}`);
+    return hub;
+  }
+
+  /** Creates the hub, or changes only the settings given. */
+  async add(
+    hubId: string,
+    settings: { timeZone?: string | undefined; lineChannelSecret?: string | undefined },
+  ): Promise<{ hub: Hub; created: boolean }> {
+    requireHubId(hubId);
+    let timeZone: string | undefined;
+    if (settings.timeZone !== undefined) {
+      timeZone = canonicalTimeZone(settings.timeZone);
+      if (!timeZone)
+        throw new UserError(`unknown time zone "${settings.timeZone}"; use an IANA name such as Asia/Tokyo`);
+    }
+    let lineChannelSecretEncrypted: Buffer | undefined;
+    if (settings.lineChannelSecret !== undefined) {
+      if (!/^[\x21-\x7e]{8,256}$/.test(settings.lineChannelSecret)) {
+        throw new UserError('the LINE channel secret must be 8 to 256 printable ASCII characters');
+      }
+      lineChannelSecretEncrypted = this.secrets.encrypt(settings.lineChannelSecret);
+    }
+    return this.store.hubs.upsert(hubId, { timeZone, lineChannelSecretEncrypted }, this.clock());
+  }
+
+  /** The hub, created with default settings when it does not exist yet. */
+  async ensure(hubId: string): Promise<{ hub: Hub; created: boolean }> {
+    const existing = await this.store.hubs.get(requireHubId(hubId));
+    if (existing) return { hub: existing, created: false };
+    return this.store.hubs.upsert(hubId, {}, this.clock());
+  }
+}

@@ -1,0 +1,140 @@
+/**
+ * The contract's check order (CONTRACT §1) in one function: the first check that fails answers.
+ *   1 missing_api_key · 2 invalid_api_key · 3 invalid_hub_id · 4 forbidden · 5 duplicate_parameter
+ *   6 invalid_date · 7 invalid_range · (extension) invalid_time_zone · 8 rate_limited
+ */
+import {
+  type CalendarDay,
+  canonicalTimeZone,
+  dayKey,
+  dayRangeInZone,
+  parseCalendarDay,
+} from '../../lib/calendar.js';
+import { AppError } from '../../lib/errors.js';
+import type { ApiKeyRecord, Hub, RateLimit } from '../../store/store.js';
+import { isValidHubId } from '../hubs/hubs.usecases.js';
+
+/** Parameters whose repetition is an error; unknown parameters are ignored, repeated or not. */
+const SINGLE_VALUED = ['from', 'to', 'tz'] as const;
+
+export interface MessagesRequestInput {
+  /** The path segment as routed (percent-decoded). */
+  hubId: string;
+  /** The raw query string, without the leading "?". */
+  query: string;
+}
+
+export interface CheckDeps {
+  verifyKey(presented: string): Promise<ApiKeyRecord | undefined>;
+  getHub(hubId: string): Promise<Hub | undefined>;
+  consumeRateLimit(
+    keyId: string,
+    limit: RateLimit,
+  ): Promise<{ allowed: boolean; headers: Record<string, string> }>;
+  peekRateLimit(keyId: string, limit: RateLimit): Promise<Record<string, string>>;
+}
+
+export interface CheckedMessagesRequest {
+  key: ApiKeyRecord;
+  hub: Hub;
+  timeZone: string;
+  from: CalendarDay | undefined;
+  to: CalendarDay | undefined;
+  fromMs: number | undefined;
+  toMsExclusive: number | undefined;
+  /** Headers every answer to this request carries (the rate-limit fields of a limited key). */
+  headers: Record<string, string>;
+}
+
+function refuse(
+  status: number,
+  code: AppError['code'],
+  message: string,
+  headers: Record<string, string> = {},
+) {
+  return new AppError(code, status, message, headers);
+}
+
+export async function checkMessagesRequest(
+  input: MessagesRequestInput,
+  deps: CheckDeps,
+): Promise<CheckedMessagesRequest> {
+  const params = new URLSearchParams(input.query);
+
+  // 1 and 2: the key.
+  const apikeys = params.getAll('apikey');
+  if (apikeys.length === 0 || (apikeys.length === 1 && apikeys[0] === '')) {
+    throw refuse(
+      401,
+      'missing_api_key',
+      'apikey is required: pass your API key as the apikey query parameter',
+    );
+  }
+  const invalidKey = () =>
+    refuse(401, 'invalid_api_key', 'the API key is not valid (mistyped, unknown or revoked)');
+  if (apikeys.length > 1) throw invalidKey();
+  const key = await deps.verifyKey(apikeys[0] ?? '');
+  if (key?.scope !== 'read') throw invalidKey();
+
+  // From here on the key is known: a limited key's answers all carry its rate-limit fields.
+  const limit = key.rateLimit;
+  const headersNow = async () => (limit ? await deps.peekRateLimit(key.id, limit) : {});
+  const fail = async (status: number, code: AppError['code'], message: string) =>
+    refuse(status, code, message, await headersNow());
+
+  // 3 and 4: the hub.
+  if (!isValidHubId(input.hubId)) throw await fail(400, 'invalid_hub_id', 'hubId must be 1 to 20 digits');
+  if (key.hubId !== input.hubId)
+    throw await fail(403, 'forbidden', 'this API key does not give access to this hub');
+  const hub = await deps.getHub(input.hubId);
+  if (!hub) throw await fail(403, 'forbidden', 'this API key does not give access to this hub');
+
+  // 5: parameters given twice.
+  for (const name of SINGLE_VALUED) {
+    if (params.getAll(name).length > 1) {
+      throw await fail(400, 'duplicate_parameter', `${name} must be given at most once`);
+    }
+  }
+
+  // 6 and 7: the days.
+  const readDay = async (name: 'from' | 'to') => {
+    const text = params.get(name);
+    if (text === null) return undefined;
+    const day = parseCalendarDay(text);
+    if (!day) throw await fail(400, 'invalid_date', `${name} must be a date in the form YYYY-MM-DD`);
+    return day;
+  };
+  const from = await readDay('from');
+  const to = await readDay('to');
+  if (from && to && dayKey(from) > dayKey(to)) {
+    throw await fail(400, 'invalid_range', 'from must not be later than to');
+  }
+
+  // Extension: the days may be read in another zone for this request.
+  let timeZone = hub.timeZone;
+  const tz = params.get('tz');
+  if (tz !== null) {
+    const zone = canonicalTimeZone(tz);
+    if (!zone)
+      throw await fail(400, 'invalid_time_zone', 'tz must be an IANA time zone name such as Asia/Tokyo');
+    timeZone = zone;
+  }
+
+  // 8: the rate limit, only when one is set.
+  let headers: Record<string, string> = {};
+  if (limit) {
+    const decision = await deps.consumeRateLimit(key.id, limit);
+    if (!decision.allowed) {
+      throw refuse(
+        429,
+        'rate_limited',
+        'too many requests for this API key; retry after the time given',
+        decision.headers,
+      );
+    }
+    headers = decision.headers;
+  }
+
+  const range = dayRangeInZone(from, to, timeZone);
+  return { key, hub, timeZone, from, to, ...range, headers };
+}

@@ -1,0 +1,104 @@
+/** The one public operation: GET|HEAD /api/line/:hubId/messages (CONTRACT §1-3). */
+import { pipeline, Readable } from 'node:stream';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from '../../lib/errors.js';
+import { createCompressor, etagMatches, negotiateEncoding, rawQueryOf, weakEtag } from '../../lib/http.js';
+import type { Store } from '../../store/store.js';
+import type { HubService } from '../hubs/hubs.usecases.js';
+import type { RateLimiter } from '../keys/keys.ratelimit.js';
+import type { KeyService } from '../keys/keys.usecases.js';
+import { type CheckDeps, checkMessagesRequest } from './messages.checks.js';
+import { serializeMessages } from './messages.serializer.js';
+
+export const MESSAGES_PATH = '/api/line/:hubId/messages';
+/** Bumped whenever the answer's bytes change for the same data, so old ETags stop matching. */
+const ANSWER_FORMAT = 1;
+
+export interface MessagesRouteDeps {
+  store: Store;
+  keys: KeyService;
+  hubs: HubService;
+  rateLimiter: RateLimiter;
+}
+
+export function methodNotAllowed(): AppError {
+  return new AppError('method_not_allowed', 405, 'only GET and HEAD are allowed on this path', {
+    Allow: 'GET, HEAD',
+  });
+}
+
+export function createCheckDeps(deps: MessagesRouteDeps): CheckDeps {
+  return {
+    verifyKey: (presented) => deps.keys.verify(presented),
+    getHub: (hubId) => deps.hubs.get(hubId),
+    consumeRateLimit: (keyId, limit) => deps.rateLimiter.consume(keyId, limit),
+    peekRateLimit: (keyId, limit) => deps.rateLimiter.peek(keyId, limit),
+  };
+}
+
+export function registerMessagesRoutes(
+  app: FastifyInstance,
+  deps: MessagesRouteDeps,
+  checkDeps: CheckDeps,
+): void {
+  app.route<{ Params: { hubId: string } }>({
+    method: ['GET', 'HEAD'],
+    url: MESSAGES_PATH,
+    exposeHeadRoute: false,
+    handler: (request, reply) => answerMessages(request, reply, request.params.hubId, checkDeps, deps.store),
+  });
+
+  // Every other method: 405 before any check, and before any body is read.
+  app.route({
+    method: ['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
+    url: MESSAGES_PATH,
+    onRequest: async () => {
+      throw methodNotAllowed();
+    },
+    handler: async () => {
+      throw methodNotAllowed();
+    },
+  });
+}
+
+export async function answerMessages(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  hubId: string,
+  checkDeps: CheckDeps,
+  store: Store,
+): Promise<FastifyReply> {
+  const checked = await checkMessagesRequest({ hubId, query: rawQueryOf(request.raw.url ?? '') }, checkDeps);
+  const etag = weakEtag([
+    ANSWER_FORMAT,
+    checked.hub.id,
+    checked.hub.dataVersion,
+    checked.fromMs,
+    checked.toMsExclusive,
+  ]);
+  const encoding = negotiateEncoding(request.headers['accept-encoding']);
+  reply
+    .headers(checked.headers)
+    .header('Cache-Control', 'private, no-store')
+    .header('Vary', 'Accept-Encoding')
+    .header('ETag', etag);
+
+  if (etagMatches(request.headers['if-none-match'], etag)) return reply.code(304).send();
+
+  reply.type('application/json; charset=utf-8');
+  if (encoding !== 'identity') reply.header('Content-Encoding', encoding);
+  if (request.method === 'HEAD') return reply.send();
+
+  const rows = store.messages.stream({
+    hubId: checked.hub.id,
+    fromMs: checked.fromMs,
+    toMsExclusive: checked.toMsExclusive,
+  });
+  const json = Readable.from(serializeMessages(rows), { objectMode: false, highWaterMark: 64 * 1024 });
+  if (encoding === 'identity') return reply.send(json);
+  const compressed = pipeline(json, createCompressor(encoding), (error: NodeJS.ErrnoException | null) => {
+    if (error && error.code !== 'ERR_STREAM_PREMATURE_CLOSE')
+      request.log.error({ err: error }, 'answer stream failed');
+  });
+  return reply.send(compressed);
+}

@@ -1,0 +1,88 @@
+/**
+ * Runs the HTTP server: listen, record key use in the background, and on SIGINT/SIGTERM stop
+ * accepting, let in-flight answers finish (up to the grace period), close the store, exit 0.
+ */
+import cluster from 'node:cluster';
+import type { DestinationStream } from 'pino';
+import { buildApp } from './app.js';
+import type { Config } from './config.js';
+import { createLogger } from './lib/logger.js';
+import { createSecretBox, loadServerSecret } from './lib/secrets.js';
+import { openStore } from './store/open.js';
+
+const LAST_USED_FLUSH_MS = 15_000;
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+export async function startServer(
+  config: Config,
+  logDestination?: DestinationStream,
+): Promise<RunningServer> {
+  const logger = createLogger(config.logLevel, logDestination);
+  const store = await openStore(config);
+  const secrets = createSecretBox(loadServerSecret(config.secret, config.dataDir));
+  const { app, keys } = buildApp({ store, secrets, logger });
+
+  const flushLastUsed = () =>
+    keys.flushLastUsed().catch((error: unknown) => logger.warn({ err: error }, 'could not record key use'));
+  const flusher = setInterval(flushLastUsed, LAST_USED_FLUSH_MS);
+  flusher.unref();
+
+  await app.listen({ port: config.port, host: config.host });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= (async () => {
+      clearInterval(flusher);
+      const grace = new Promise<void>((resolve) => setTimeout(resolve, config.shutdownGraceMs).unref());
+      await Promise.race([app.close(), grace]);
+      await flushLastUsed();
+      await store.close();
+    })();
+    return closing;
+  };
+  return { url: `http://${host}:${port}`, port, close };
+}
+
+/** `chatlog serve`: one process, or a primary that keeps `workers` processes running. */
+export async function serve(config: Config, workers: number): Promise<void> {
+  if (workers > 1 && cluster.isPrimary) {
+    for (let i = 0; i < workers; i++) cluster.fork();
+    let stopping = false;
+    cluster.on('exit', (worker, code) => {
+      if (!stopping && code !== 0) {
+        process.stderr.write(`chatlog: worker ${worker.process.pid} exited with ${code}; starting another\n`);
+        cluster.fork();
+      }
+    });
+    const stop = () => {
+      stopping = true;
+      for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM');
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+    return;
+  }
+  const server = await startServer(config);
+  if (!cluster.isWorker || cluster.worker?.id === 1) {
+    process.stderr.write(`chatlog: listening on ${server.url}\n`);
+  }
+  const stop = () => {
+    server.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        process.stderr.write(`chatlog: error while stopping: ${(error as Error).message}\n`);
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}

@@ -1,0 +1,70 @@
+/**
+ * Versioned schema of the SQLite store. A migration is never edited once released: add a new one.
+ */
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const SQLITE_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'hubs, contacts, messages, api keys',
+    sql: `
+      CREATE TABLE hubs (
+        id TEXT PRIMARY KEY,
+        time_zone TEXT NOT NULL DEFAULT 'UTC',
+        line_channel_secret_encrypted BLOB,
+        data_version INTEGER NOT NULL DEFAULT 0,
+        created_at INTEGER NOT NULL
+      ) STRICT;
+
+      -- id grows with every new contact, so it is the order in which the hub first saw them.
+      CREATE TABLE contacts (
+        id INTEGER PRIMARY KEY,
+        hub_id TEXT NOT NULL REFERENCES hubs(id),
+        line_id TEXT NOT NULL,
+        vid TEXT NOT NULL DEFAULT '',
+        name TEXT NOT NULL DEFAULT '',
+        created_at INTEGER NOT NULL,
+        UNIQUE (hub_id, line_id)
+      ) STRICT;
+      CREATE INDEX contacts_by_hub_in_first_seen_order ON contacts(hub_id, id);
+
+      -- id is the arrival sequence; sender NULL means "the friend" (rendered with the contact's name).
+      CREATE TABLE messages (
+        id INTEGER PRIMARY KEY,
+        hub_id TEXT NOT NULL REFERENCES hubs(id),
+        contact_id INTEGER NOT NULL REFERENCES contacts(id),
+        created_at INTEGER NOT NULL,
+        sender TEXT,
+        msg TEXT NOT NULL,
+        content_type TEXT NOT NULL,
+        source_id TEXT NOT NULL,
+        UNIQUE (hub_id, source_id)
+      ) STRICT;
+      -- Answers "one hub, one time range, in answer order" by walking contacts in first-seen
+      -- order and seeking each contact's range: no sort, no temporary b-tree.
+      CREATE INDEX messages_by_contact_and_time ON messages(contact_id, created_at, id);
+
+      CREATE TABLE api_keys (
+        id TEXT PRIMARY KEY,
+        hub_id TEXT NOT NULL REFERENCES hubs(id),
+        scope TEXT NOT NULL CHECK (scope IN ('read', 'ingest')),
+        label TEXT NOT NULL DEFAULT '',
+        key_hash BLOB NOT NULL UNIQUE,
+        key_encrypted BLOB NOT NULL,
+        key_start TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        last_used_at INTEGER,
+        revoked_at INTEGER,
+        rate_limit_requests INTEGER,
+        rate_limit_per_seconds INTEGER
+      ) STRICT;
+      CREATE INDEX api_keys_by_hub ON api_keys(hub_id, created_at);
+    `,
+  },
+];
+
+export const LATEST_SQLITE_VERSION = SQLITE_MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);

@@ -1,0 +1,411 @@
+/**
+ * The embedded store: one SQLite file in WAL mode. One writer connection for every write,
+ * and a small pool of read connections so a streaming answer holds its own cursor
+ * (and a consistent snapshot) while other requests go on.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import type {
+  ApiKeyRecord,
+  Hub,
+  HubSettings,
+  ImportMessage,
+  ImportOutcome,
+  KeyScope,
+  MessageQuery,
+  MessageRow,
+  RateLimit,
+  Store,
+} from '../store.js';
+import { LATEST_SQLITE_VERSION, SQLITE_MIGRATIONS } from './sqlite.migrations.js';
+
+type Db = Database.Database;
+
+const STREAM_BATCH_ROWS = 512;
+const IDLE_READERS_KEPT = 4;
+const NO_LOWER_BOUND = Number.MIN_SAFE_INTEGER;
+const NO_UPPER_BOUND = Number.MAX_SAFE_INTEGER;
+
+const STREAM_SQL = `
+  SELECT c.id, c.line_id, c.vid, c.name, COALESCE(m.sender, NULLIF(c.name, ''), 'User'),
+         m.msg, m.content_type, m.created_at
+  FROM contacts AS c
+  JOIN messages AS m ON m.contact_id = c.id
+  WHERE c.hub_id = ? AND m.created_at >= ? AND m.created_at < ?
+  ORDER BY c.id, m.created_at, m.id`;
+
+interface HubRow {
+  id: string;
+  time_zone: string;
+  line_channel_secret_encrypted: Buffer | null;
+  data_version: number;
+  created_at: number;
+}
+
+interface KeyRow {
+  id: string;
+  hub_id: string;
+  scope: KeyScope;
+  label: string;
+  key_hash: Buffer;
+  key_encrypted: Buffer;
+  key_start: string;
+  created_at: number;
+  last_used_at: number | null;
+  revoked_at: number | null;
+  rate_limit_requests: number | null;
+  rate_limit_per_seconds: number | null;
+}
+
+function toHub(row: HubRow): Hub {
+  return {
+    id: row.id,
+    timeZone: row.time_zone,
+    lineChannelSecretEncrypted: row.line_channel_secret_encrypted,
+    dataVersion: row.data_version,
+    createdAt: row.created_at,
+  };
+}
+
+function toKey(row: KeyRow): ApiKeyRecord {
+  return {
+    id: row.id,
+    hubId: row.hub_id,
+    scope: row.scope,
+    label: row.label,
+    keyHash: row.key_hash,
+    keyEncrypted: row.key_encrypted,
+    keyStart: row.key_start,
+    createdAt: row.created_at,
+    lastUsedAt: row.last_used_at,
+    revokedAt: row.revoked_at,
+    rateLimit:
+      row.rate_limit_requests !== null && row.rate_limit_per_seconds !== null
+        ? { requests: row.rate_limit_requests, perSeconds: row.rate_limit_per_seconds }
+        : null,
+  };
+}
+
+type StreamTuple = [number, string, string, string, string, string, string, number];
+
+interface Reader {
+  db: Db;
+  stream: Database.Statement<[string, number, number], StreamTuple>;
+}
+
+export interface SqliteStoreOptions {
+  /** Directory of `chatlog.db`; ':memory:' is not supported (readers need a shared file). */
+  dataDir: string;
+}
+
+export class SqliteStore implements Store {
+  readonly kind = 'sqlite' as const;
+  readonly file: string;
+  private readonly db: Db;
+  private readonly idleReaders: Reader[] = [];
+  private readonly busyReaders = new Set<Reader>();
+  private writeQueue: Promise<unknown> = Promise.resolve();
+  private closed = false;
+
+  constructor(options: SqliteStoreOptions) {
+    fs.mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
+    this.file = path.join(options.dataDir, 'chatlog.db');
+    this.db = new Database(this.file);
+    this.db.pragma('journal_mode = WAL');
+    // FULL: a committed transaction survives a power cut, not only a crash of the process.
+    this.db.pragma('synchronous = FULL');
+    this.db.pragma('foreign_keys = ON');
+    this.db.pragma('busy_timeout = 10000');
+  }
+
+  async migrate(): Promise<void> {
+    this.db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT`);
+    const apply = this.db.transaction(() => {
+      const current = this.schemaVersion();
+      if (current > LATEST_SQLITE_VERSION) {
+        throw new Error(
+          `the data directory holds schema version ${current}, newer than this chatlog (${LATEST_SQLITE_VERSION}); upgrade chatlog`,
+        );
+      }
+      for (const migration of SQLITE_MIGRATIONS) {
+        if (migration.version <= current) continue;
+        this.db.exec(migration.sql);
+        this.db
+          .prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)')
+          .run(migration.version, migration.name, Date.now());
+      }
+    });
+    apply.immediate();
+  }
+
+  private schemaVersion(): number {
+    const row = this.db.prepare('SELECT MAX(version) AS version FROM schema_migrations').get() as {
+      version: number | null;
+    };
+    return row.version ?? 0;
+  }
+
+  async ready(): Promise<boolean> {
+    try {
+      return this.schemaVersion() === LATEST_SQLITE_VERSION;
+    } catch {
+      return false;
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.writeQueue.catch(() => undefined);
+    for (const reader of [...this.idleReaders, ...this.busyReaders]) reader.db.close();
+    this.idleReaders.length = 0;
+    this.busyReaders.clear();
+    this.db.close();
+  }
+
+  /** SQLite's own integrity check; "ok" when the file is sound. */
+  integrityCheck(): string {
+    return (this.db.pragma('integrity_check', { simple: true }) as string) ?? 'unknown';
+  }
+
+  /** The query plan of the streaming read, for tests that guard the index. */
+  explainStream(): string[] {
+    const rows = this.db.prepare(`EXPLAIN QUERY PLAN ${STREAM_SQL}`).all('1', 0, 1) as Array<{
+      detail: string;
+    }>;
+    return rows.map((row) => row.detail);
+  }
+
+  /** Runs write work one at a time, even when it awaits between statements. */
+  private serializeWrites<T>(work: () => Promise<T>): Promise<T> {
+    const result = this.writeQueue.then(work, work);
+    this.writeQueue = result.catch(() => undefined);
+    return result;
+  }
+
+  private acquireReader(): Reader {
+    let reader = this.idleReaders.pop();
+    if (!reader) {
+      const db = new Database(this.file, { fileMustExist: true });
+      db.pragma('query_only = ON');
+      db.pragma('busy_timeout = 10000');
+      const stream = db.prepare<[string, number, number], StreamTuple>(STREAM_SQL).raw(true);
+      reader = { db, stream };
+    }
+    this.busyReaders.add(reader);
+    return reader;
+  }
+
+  private releaseReader(reader: Reader): void {
+    this.busyReaders.delete(reader);
+    if (this.closed || this.idleReaders.length >= IDLE_READERS_KEPT) reader.db.close();
+    else this.idleReaders.push(reader);
+  }
+
+  hubs: Store['hubs'] = {
+    get: async (id) => {
+      const row = this.db.prepare('SELECT * FROM hubs WHERE id = ?').get(id) as HubRow | undefined;
+      return row ? toHub(row) : undefined;
+    },
+    upsert: (id, settings: HubSettings, now) =>
+      this.serializeWrites(async () => {
+        const run = this.db.transaction(() => {
+          const existing = this.db.prepare('SELECT * FROM hubs WHERE id = ?').get(id) as HubRow | undefined;
+          if (!existing) {
+            this.db
+              .prepare(
+                'INSERT INTO hubs (id, time_zone, line_channel_secret_encrypted, created_at) VALUES (?, ?, ?, ?)',
+              )
+              .run(id, settings.timeZone ?? 'UTC', settings.lineChannelSecretEncrypted ?? null, now);
+          } else {
+            if (settings.timeZone !== undefined) {
+              this.db
+                .prepare('UPDATE hubs SET time_zone = ?, data_version = data_version + 1 WHERE id = ?')
+                .run(settings.timeZone, id);
+            }
+            if (settings.lineChannelSecretEncrypted !== undefined) {
+              this.db
+                .prepare('UPDATE hubs SET line_channel_secret_encrypted = ? WHERE id = ?')
+                .run(settings.lineChannelSecretEncrypted, id);
+            }
+          }
+          const row = this.db.prepare('SELECT * FROM hubs WHERE id = ?').get(id) as HubRow;
+          return { hub: toHub(row), created: !existing };
+        });
+        return run.immediate();
+      }),
+  };
+
+  keys: Store['keys'] = {
+    insert: (key) =>
+      this.serializeWrites(async () => {
+        this.db
+          .prepare(
+            `INSERT INTO api_keys (id, hub_id, scope, label, key_hash, key_encrypted, key_start, created_at,
+               last_used_at, revoked_at, rate_limit_requests, rate_limit_per_seconds)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          )
+          .run(
+            key.id,
+            key.hubId,
+            key.scope,
+            key.label,
+            key.keyHash,
+            key.keyEncrypted,
+            key.keyStart,
+            key.createdAt,
+            key.lastUsedAt,
+            key.revokedAt,
+            key.rateLimit?.requests ?? null,
+            key.rateLimit?.perSeconds ?? null,
+          );
+      }),
+    findByHash: async (keyHash) => {
+      const row = this.db.prepare('SELECT * FROM api_keys WHERE key_hash = ?').get(keyHash) as
+        | KeyRow
+        | undefined;
+      return row ? toKey(row) : undefined;
+    },
+    findById: async (id) => {
+      const row = this.db.prepare('SELECT * FROM api_keys WHERE id = ?').get(id) as KeyRow | undefined;
+      return row ? toKey(row) : undefined;
+    },
+    listByHub: async (hubId) => {
+      const rows = this.db
+        .prepare('SELECT * FROM api_keys WHERE hub_id = ? ORDER BY created_at, id')
+        .all(hubId) as KeyRow[];
+      return rows.map(toKey);
+    },
+    revoke: (id, now) =>
+      this.serializeWrites(async () => {
+        const result = this.db
+          .prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL')
+          .run(now, id);
+        return result.changes > 0;
+      }),
+    setRateLimit: (id, limit: RateLimit | null) =>
+      this.serializeWrites(async () => {
+        const result = this.db
+          .prepare('UPDATE api_keys SET rate_limit_requests = ?, rate_limit_per_seconds = ? WHERE id = ?')
+          .run(limit?.requests ?? null, limit?.perSeconds ?? null, id);
+        return result.changes > 0;
+      }),
+    recordLastUsed: (uses) =>
+      this.serializeWrites(async () => {
+        if (uses.size === 0) return;
+        const update = this.db.prepare(
+          'UPDATE api_keys SET last_used_at = MAX(COALESCE(last_used_at, 0), ?) WHERE id = ?',
+        );
+        this.db.transaction(() => {
+          for (const [id, at] of uses) update.run(at, id);
+        })();
+      }),
+  };
+
+  messages: Store['messages'] = {
+    stream: (query) => this.streamMessages(query),
+    importAll: (hubId, batches, now) => this.serializeWrites(() => this.importAllNow(hubId, batches, now)),
+  };
+
+  private async *streamMessages(query: MessageQuery): AsyncGenerator<MessageRow[]> {
+    const reader = this.acquireReader();
+    const rows = reader.stream.iterate(
+      query.hubId,
+      query.fromMs ?? NO_LOWER_BOUND,
+      query.toMsExclusive ?? NO_UPPER_BOUND,
+    );
+    try {
+      for (;;) {
+        const batch: MessageRow[] = [];
+        while (batch.length < STREAM_BATCH_ROWS) {
+          const next = rows.next();
+          if (next.done) break;
+          const [contactId, lineId, vid, name, sender, msg, contentType, createdAt] = next.value;
+          batch.push({ contactId, lineId, vid, name, sender, msg, contentType, createdAt });
+        }
+        if (batch.length > 0) yield batch;
+        if (batch.length < STREAM_BATCH_ROWS) return;
+      }
+    } finally {
+      rows.return?.();
+      this.releaseReader(reader);
+    }
+  }
+
+  private async importAllNow(
+    hubId: string,
+    batches: AsyncIterable<readonly ImportMessage[]>,
+    now: number,
+  ): Promise<ImportOutcome> {
+    const db = this.db;
+    const findContact = db.prepare('SELECT id, vid, name FROM contacts WHERE hub_id = ? AND line_id = ?');
+    const insertContact = db.prepare(
+      'INSERT INTO contacts (hub_id, line_id, vid, name, created_at) VALUES (?, ?, ?, ?, ?)',
+    );
+    const updateContact = db.prepare('UPDATE contacts SET vid = ?, name = ? WHERE id = ?');
+    const insertMessage = db.prepare(
+      `INSERT INTO messages (hub_id, contact_id, created_at, sender, msg, content_type, source_id)
+       VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (hub_id, source_id) DO NOTHING`,
+    );
+    const contacts = new Map<string, { id: number; vid: string; name: string }>();
+    const outcome: ImportOutcome = { received: 0, inserted: 0, duplicates: 0, contactsCreated: 0 };
+    let contactsChanged = false;
+
+    const storeBatch = db.transaction((batch: readonly ImportMessage[]) => {
+      for (const message of batch) {
+        let contact = contacts.get(message.lineId);
+        if (!contact) {
+          contact = findContact.get(hubId, message.lineId) as
+            | { id: number; vid: string; name: string }
+            | undefined;
+          if (!contact) {
+            const id = Number(
+              insertContact.run(hubId, message.lineId, message.vid, message.name, now).lastInsertRowid,
+            );
+            contact = { id, vid: message.vid, name: message.name };
+            outcome.contactsCreated += 1;
+          }
+          contacts.set(message.lineId, contact);
+        }
+        const vid = message.vid !== '' ? message.vid : contact.vid;
+        const name = message.name !== '' ? message.name : contact.name;
+        if (vid !== contact.vid || name !== contact.name) {
+          updateContact.run(vid, name, contact.id);
+          contact.vid = vid;
+          contact.name = name;
+          contactsChanged = true;
+        }
+        const result = insertMessage.run(
+          hubId,
+          contact.id,
+          message.createdAt,
+          message.sender,
+          message.msg,
+          message.contentType,
+          message.sourceId,
+        );
+        outcome.received += 1;
+        if (result.changes > 0) outcome.inserted += 1;
+        else outcome.duplicates += 1;
+      }
+    });
+
+    db.exec('BEGIN IMMEDIATE');
+    try {
+      const hub = db.prepare('SELECT id FROM hubs WHERE id = ?').get(hubId);
+      if (!hub) throw new Error(`hub ${hubId} does not exist`);
+      // Nested db.transaction() calls become savepoints inside this one transaction.
+      for await (const batch of batches) storeBatch(batch);
+      if (outcome.inserted > 0 || outcome.contactsCreated > 0 || contactsChanged) {
+        db.prepare('UPDATE hubs SET data_version = data_version + 1 WHERE id = ?').run(hubId);
+      }
+      db.exec('COMMIT');
+      return outcome;
+    } catch (error) {
+      if (db.inTransaction) db.exec('ROLLBACK');
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,114 @@
+/** Test fixtures: a fresh store in a temporary directory, and a real listening server over it. */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import { buildApp } from '../src/app.js';
+import { createLogger } from '../src/lib/logger.js';
+import { createSecretBox } from '../src/lib/secrets.js';
+import { HubService } from '../src/modules/hubs/hubs.usecases.js';
+import { KeyService } from '../src/modules/keys/keys.usecases.js';
+import { SqliteStore } from '../src/store/sqlite/sqlite.store.js';
+import type { ImportMessage } from '../src/store/store.js';
+
+export const TEST_SECRET = 'test-secret-test-secret-test-secret-0123456789';
+
+export function tempDir(prefix = 'chatlog-test-'): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+export interface TestStore {
+  dir: string;
+  store: SqliteStore;
+  hubs: HubService;
+  keys: KeyService;
+  close(): Promise<void>;
+}
+
+export async function createTestStore(): Promise<TestStore> {
+  const dir = tempDir();
+  const store = new SqliteStore({ dataDir: dir });
+  await store.migrate();
+  const secrets = createSecretBox(TEST_SECRET);
+  return {
+    dir,
+    store,
+    hubs: new HubService(store, secrets),
+    keys: new KeyService(store, secrets),
+    close: async () => {
+      await store.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Collects every log line the server writes. */
+export class LogCapture extends Writable {
+  readonly lines: string[] = [];
+  override _write(chunk: Buffer, _encoding: string, callback: () => void): void {
+    this.lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+    callback();
+  }
+  get text(): string {
+    return this.lines.join('\n');
+  }
+}
+
+export interface TestServer extends TestStore {
+  url: string;
+  logs: LogCapture;
+  /** GET/HEAD/etc. against the listening server. */
+  request(pathAndQuery: string, init?: RequestInit): Promise<Response>;
+}
+
+export async function startTestServer(options: { logLevel?: string } = {}): Promise<TestServer> {
+  const base = await createTestStore();
+  const logs = new LogCapture();
+  const { app } = buildApp({
+    store: base.store,
+    secrets: createSecretBox(TEST_SECRET),
+    logger: createLogger(options.logLevel ?? 'info', logs),
+  });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  const url = `http://127.0.0.1:${port}`;
+  return {
+    ...base,
+    url,
+    logs,
+    request: (pathAndQuery, init) => fetch(url + pathAndQuery, init),
+    close: async () => {
+      await app.close();
+      await base.close();
+    },
+  };
+}
+
+let sequence = 0;
+
+/** A message to import, with defaults for what a test does not care about. */
+export function message(overrides: Partial<ImportMessage> & { createdAt: number }): ImportMessage {
+  sequence += 1;
+  return {
+    lineId: 'U0001',
+    vid: '',
+    name: '',
+    sender: null,
+    msg: `message ${sequence}`,
+    contentType: 'text',
+    sourceId: `test:${sequence}`,
+    ...overrides,
+  };
+}
+
+export async function storeMessages(
+  store: SqliteStore,
+  hubId: string,
+  messages: ImportMessage[],
+): Promise<void> {
+  async function* batches() {
+    yield messages;
+  }
+  await store.messages.importAll(hubId, batches(), Date.now());
+}
