@@ -1,0 +1,138 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import fc from 'fast-check';
+import {
+  canonicalTimeZone,
+  dayKey,
+  dayRangeInZone,
+  formatCalendarDay,
+  formatTimestamp,
+  localDayAt,
+  nextDay,
+  parseCalendarDay,
+  parseTimestamp,
+  startOfDayInZone,
+} from '../../src/lib/calendar.js';
+
+const ZONES = [
+  'UTC',
+  'Asia/Tokyo',
+  'America/Los_Angeles',
+  'America/New_York',
+  'Europe/London',
+  'Australia/Lord_Howe',
+  'Asia/Kolkata',
+  'Pacific/Chatham',
+  'America/Santiago',
+  'Asia/Beirut',
+  'Pacific/Apia',
+];
+
+test('real calendar days are accepted, others refused', () => {
+  assert.deepEqual(parseCalendarDay('2024-02-29'), { year: 2024, month: 2, day: 29 });
+  for (const bad of [
+    '2023-02-29',
+    '2024-1-05',
+    '2024-01-5',
+    '9999-99-99',
+    '2024-13-01',
+    '2024-00-10',
+    '2024-04-31',
+    '',
+    ' 2024-01-01',
+    '2024-01-01 ',
+    '２０２４-01-01',
+    '2024/01/01',
+    '+2024-01-01',
+  ]) {
+    assert.equal(parseCalendarDay(bad), undefined, bad);
+  }
+});
+
+test('parseCalendarDay agrees with the Gregorian calendar for every day of years 0001-9999', () => {
+  fc.assert(
+    fc.property(
+      fc.integer({ min: 1, max: 9999 }),
+      fc.integer({ min: 1, max: 12 }),
+      fc.integer({ min: 1, max: 31 }),
+      (y, m, d) => {
+        const text = `${String(y).padStart(4, '0')}-${String(m).padStart(2, '0')}-${String(d).padStart(2, '0')}`;
+        const date = new Date(0);
+        date.setUTCFullYear(y, m - 1, d);
+        const real = date.getUTCFullYear() === y && date.getUTCMonth() === m - 1 && date.getUTCDate() === d;
+        const parsed = parseCalendarDay(text);
+        assert.equal(parsed !== undefined, real);
+        if (parsed) assert.equal(formatCalendarDay(parsed), text);
+      },
+    ),
+    { numRuns: 2000 },
+  );
+});
+
+test('a day starts at local midnight: Tokyo, and Los Angeles across both DST changes', () => {
+  const start = (text: string, zone: string) =>
+    formatTimestamp(startOfDayInZone(parseCalendarDay(text)!, zone));
+  assert.equal(start('2019-11-03', 'Asia/Tokyo'), '2019-11-02T15:00:00.000Z');
+  assert.equal(start('2024-03-10', 'America/Los_Angeles'), '2024-03-10T08:00:00.000Z');
+  assert.equal(start('2024-03-11', 'America/Los_Angeles'), '2024-03-11T07:00:00.000Z');
+  assert.equal(start('2024-11-03', 'America/Los_Angeles'), '2024-11-03T07:00:00.000Z');
+  assert.equal(start('2024-11-04', 'America/Los_Angeles'), '2024-11-04T08:00:00.000Z');
+  // Midnight does not exist on a day whose DST starts at 00:00: the day starts at 01:00.
+  assert.equal(start('2023-09-03', 'America/Santiago'), '2023-09-03T04:00:00.000Z');
+});
+
+test('every instant lies in the range of its own local day, and only there', () => {
+  fc.assert(
+    fc.property(
+      fc.integer({ min: Date.UTC(1971, 0, 1), max: Date.UTC(2037, 11, 31) }),
+      fc.constantFrom(...ZONES),
+      (t, zone) => {
+        const day = localDayAt(t, zone);
+        const { fromMs, toMsExclusive } = dayRangeInZone(day, day, zone);
+        assert.ok(fromMs !== undefined && toMsExclusive !== undefined);
+        assert.ok(fromMs <= t && t < toMsExclusive, `${formatTimestamp(t)} in ${zone}`);
+        assert.equal(dayKey(localDayAt(fromMs, zone)), dayKey(day));
+        assert.ok(dayKey(localDayAt(fromMs - 1, zone)) < dayKey(day));
+        assert.equal(toMsExclusive, startOfDayInZone(nextDay(day), zone));
+      },
+    ),
+    { numRuns: 3000 },
+  );
+});
+
+test('time zones: IANA names are canonicalised, offsets and nonsense refused', () => {
+  assert.equal(canonicalTimeZone('Asia/Tokyo'), 'Asia/Tokyo');
+  assert.equal(canonicalTimeZone('UTC'), 'UTC');
+  for (const bad of ['Mars/Olympus', '+09:00', '-05:00', 'Etc/GMT+9x', '', 'Asia/Tokyo\n', 'a'.repeat(200)]) {
+    assert.equal(canonicalTimeZone(bad), undefined, bad);
+  }
+});
+
+test('timestamps: the 24-character form round-trips; offsets are converted; nonsense refused', () => {
+  fc.assert(
+    fc.property(
+      fc.integer({
+        min: Date.UTC(0, 0, 1) - 1900 * 365 * 86400000,
+        max: Date.UTC(9999, 11, 31, 23, 59, 59, 999),
+      }),
+      (t) => {
+        if (t < Date.parse('0000-01-01T00:00:00.000Z')) return;
+        const text = formatTimestamp(t);
+        assert.equal(text.length, 24);
+        assert.equal(parseTimestamp(text), t);
+      },
+    ),
+  );
+  assert.equal(parseTimestamp('2019-11-03T10:00:00+09:00'), Date.parse('2019-11-03T01:00:00.000Z'));
+  assert.equal(parseTimestamp('2019-11-03T10:00:00.5Z'), Date.parse('2019-11-03T10:00:00.500Z'));
+  for (const bad of [
+    '2019-11-03',
+    '2019-11-03T10:00Z',
+    '2019-02-30T00:00:00Z',
+    '2019-11-03T24:00:00Z',
+    '2019-11-03T10:00:00',
+    'yesterday',
+  ]) {
+    assert.equal(parseTimestamp(bad), undefined, bad);
+  }
+});
