@@ -81,6 +81,24 @@ export function buildApp(deps: AppDeps): App {
       maxParamLength: deps.maxParamLength ?? 1000,
     },
     return503OnClosing: true,
+    // Requests Node's HTTP parser refuses (malformed, or headers over the size limit).
+    clientErrorHandler: (error, socket) => {
+      if (!socket.writable) return socket.destroy();
+      const tooLarge = (error as NodeJS.ErrnoException).code === 'HPE_HEADER_OVERFLOW';
+      const body = JSON.stringify(
+        tooLarge
+          ? new AppError(
+              'request_header_too_large',
+              431,
+              'the request line or headers are too large',
+            ).toBody()
+          : new AppError('bad_request', 400, 'the request could not be parsed as HTTP').toBody(),
+      );
+      socket.end(
+        `HTTP/1.1 ${tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request'}\r\n` +
+          `Content-Type: ${JSON_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
+    },
     // A malformed path (bad percent-encoding) still gets the contract's answer.
     frameworkErrors: (error, request, reply) => {
       const path = (request.raw.url ?? '').split('?')[0] ?? '';

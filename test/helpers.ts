@@ -112,3 +112,50 @@ export async function storeMessages(
   }
   await store.messages.importAll(hubId, batches(), Date.now());
 }
+
+export interface RawResponse {
+  status: number;
+  headers: import('node:http').IncomingHttpHeaders;
+  body: Buffer;
+}
+
+/** A request whose path is sent exactly as given (no normalisation), body decoded as sent. */
+export async function rawRequest(
+  baseUrl: string,
+  method: string,
+  path: string,
+  headers: Record<string, string> = {},
+  body?: Buffer | string,
+): Promise<RawResponse> {
+  const http = await import('node:http');
+  const { hostname, port } = new URL(baseUrl);
+  const allHeaders =
+    body === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) };
+  return new Promise((resolve, reject) => {
+    const req = http.request({ hostname, port, method, path, headers: allHeaders }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+      );
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    if (body !== undefined) req.write(body);
+    req.end();
+  });
+}
+
+/** Bytes written straight to the socket: for requests no HTTP client would send. */
+export async function socketRequest(baseUrl: string, bytes: Buffer | string): Promise<string> {
+  const net = await import('node:net');
+  const { hostname, port } = new URL(baseUrl);
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(Number(port), hostname, () => socket.end(bytes));
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('close', () => resolve(Buffer.concat(chunks).toString('latin1')));
+    socket.on('error', reject);
+    socket.setTimeout(5000, () => socket.destroy(new Error('socket timed out')));
+  });
+}

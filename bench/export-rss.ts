@@ -1,0 +1,889 @@
+/**
+ * Peak resident memory of `chatlog serve` while a client downloads a whole-hub export.
+ *
+ *   node --import tsx bench/export-rss.ts [--messages N]      (default 1,000,000)
+ *
+ * 1. Fills a fresh data directory (under os.tmpdir()) with one hub of N deterministic messages
+ *    through the store's own API, and issues a read key.
+ * 2. For each of identity, br and gzip: starts the real server (`bin/chatlog serve --port 0`) as a
+ *    child process, takes its baseline VmRSS after one small request, downloads the whole hub
+ *    while sampling VmRSS every 50 ms, reads VmHWM, validates the body, stops the server.
+ *    A fresh server per encoding keeps VmHWM (a high-water mark since start) per run.
+ * 3. Prints a table and writes bench/results/export-rss-<YYYY-MM-DD>.json.
+ *
+ * Sizes: RSS in MiB (1024 × 1024 bytes), throughput in MB/s (10^6 bytes).
+ * The client never holds the whole body, except when N <= 100,000, where it parses it as JSON.
+ */
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { Transform, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { setTimeout as sleep, setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { createBrotliDecompress, createGunzip } from 'node:zlib';
+import { createSecretBox } from '../src/lib/secrets.js';
+import { HubService } from '../src/modules/hubs/hubs.usecases.js';
+import { KeyService } from '../src/modules/keys/keys.usecases.js';
+import { SqliteStore } from '../src/store/sqlite/sqlite.store.js';
+import type { ImportMessage } from '../src/store/store.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const CLI = path.join(ROOT, 'bin', 'chatlog');
+const RESULTS_DIR = path.join(ROOT, 'bench', 'results');
+
+const HUB_ID = '900001';
+const TIME_ZONE = 'Asia/Tokyo';
+/** Shared by the loader and the server, so the issued key verifies. Bench only, never a real secret. */
+const SECRET = 'chatlog-bench-export-rss-secret-0123456789';
+const DEFAULT_MESSAGES = 1_000_000;
+const CONTACT_COUNT = 2_000;
+const IMPORT_BATCH = 5_000;
+const SEED = 0x5eed_c4a7;
+/** 2023-01-01T00:00 in Asia/Tokyo, and two years from there. */
+const START_MS = Date.UTC(2022, 11, 31, 15, 0, 0);
+const SPAN_MS = 731 * 24 * 3600 * 1000;
+const DEADLINE_MS = 8 * 60 * 1000;
+const SAMPLE_EVERY_MS = 50;
+const PARSE_LIMIT = 100_000;
+const HEAD_TAIL_BYTES = 64;
+const MiB = 1024 * 1024;
+const MB = 1_000_000;
+const RSS_LIMIT_MIB = 150;
+
+type Encoding = 'identity' | 'br' | 'gzip';
+const ENCODINGS: readonly Encoding[] = ['identity', 'br', 'gzip'];
+
+// ---------------------------------------------------------------------------------------------
+// Arguments
+
+function parseArgs(argv: readonly string[]): { messages: number } {
+  let messages = DEFAULT_MESSAGES;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? '';
+    let value: string | undefined;
+    if (arg === '--messages') {
+      value = argv[i + 1];
+      i += 1;
+    } else if (arg.startsWith('--messages=')) {
+      value = arg.slice('--messages='.length);
+    } else if (arg === '--help' || arg === '-h') {
+      process.stdout.write('usage: node --import tsx bench/export-rss.ts [--messages N]\n');
+      process.exit(0);
+    } else {
+      throw new Error(`unknown argument "${arg}" (usage: bench/export-rss.ts [--messages N])`);
+    }
+    const cleaned = (value ?? '').replace(/[_,]/g, '');
+    if (!/^\d+$/.test(cleaned) || Number(cleaned) < 1 || Number(cleaned) > 50_000_000) {
+      throw new Error(`--messages must be a whole number from 1 to 50,000,000, got "${value ?? ''}"`);
+    }
+    messages = Number(cleaned);
+  }
+  return { messages };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Deterministic data
+
+function mulberry32(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+type Random = () => number;
+
+function pick<T>(random: Random, items: readonly T[]): T {
+  const item = items[Math.floor(random() * items.length)];
+  if (item === undefined) throw new Error('pick from an empty list');
+  return item;
+}
+
+const JA_FRAGMENTS = [
+  'こんにちは！',
+  'お世話になっております。',
+  '予約の変更をお願いしたいです',
+  '明日の14時は空いていますか？',
+  'ありがとうございます',
+  '承知しました。',
+  '少々お待ちください。',
+  '確認してご連絡いたします。',
+  '商品はいつ届きますか？',
+  '在庫はありますか',
+  '駐車場はありますか？',
+  'よろしくお願いします',
+  '渋谷駅から徒歩5分です。',
+  '了解です',
+  '申し訳ございません、',
+  '本日は定休日です。',
+  'クーポンは使えますか？',
+  '「ポイントカード」を忘れてしまいました',
+  '写真を送りますね',
+  '11月10日の午後でお願いします',
+  'キャンセル料はかかりますか？',
+  'またのご来店をお待ちしております。',
+  'サイズはMとLがございます。',
+  '送料は¥500です（税込）',
+  'お問い合わせ番号：A-10294',
+  '営業時間は平日10:00〜20:00、土日祝は18:00までです。',
+];
+
+const EN_FRAGMENTS = [
+  'Hi!',
+  'Thanks a lot',
+  'Do you ship to Osaka?',
+  'Can I change my booking to Friday?',
+  'Sure, see you at 3pm.',
+  'Order #4411 arrived today.',
+  'Sorry for the late reply.',
+  'I said "OK" to the new price.',
+  'Price is ¥5,000 incl. tax',
+  'The file is in C:\\Users\\ken\\Downloads',
+  'Is there parking nearby?',
+  'Could you send me the invoice?',
+  'We are closed on Mondays.',
+  'Let me check and get back to you.',
+  'tab\tseparated\tvalues',
+  'Great, thanks!',
+  'What time do you open tomorrow?',
+  'Please bring your membership card.',
+];
+
+const EMOJI = ['😊', '🙏', '👍', '🎉', '🚶‍♀️', '❤️', '😂', '🍣', '🌸', '✨', '📦', '🙇‍♂️', '👨‍👩‍👧'];
+const SEPARATORS = [' ', ' ', ' ', '\n', '\n', '\n\n', '、', '。'];
+
+const JA_FAMILY = ['田中', '佐藤', '鈴木', '高橋', '伊藤', '渡辺', '山本', '中村', '小林', '加藤'];
+const JA_GIVEN = ['花子', '太郎', 'みき', '翔', 'さくら', '健', '由美', '大輔', 'あおい', '蓮'];
+const EN_GIVEN = ['Ken', 'Emily', 'John', 'Yuki', 'Maria', 'Alex', 'Sam', 'Lisa', 'Tom', 'Aiko'];
+const EN_FAMILY = ['Clark', 'Smith', 'Tanaka', 'Brown', 'Lee', 'Garcia', 'Sato', "O'Neil"];
+const STAFF = ['You', 'You', 'You', 'You', 'You', 'You', 'You', '佐藤 (staff)', 'Support', 'Mika'];
+
+interface Contact {
+  lineId: string;
+  vid: string;
+  name: string;
+  /** 0: Japanese, 1: English, 2: both. */
+  language: 0 | 1 | 2;
+}
+
+function makeContacts(random: Random): Contact[] {
+  const contacts: Contact[] = [];
+  for (let i = 0; i < CONTACT_COUNT; i++) {
+    let lineId = 'U';
+    for (let k = 0; k < 32; k++) lineId += Math.floor(random() * 16).toString(16);
+    const vid = random() < 0.7 ? String(100_000 + i) : '';
+    const kind = random();
+    let name: string;
+    if (kind < 0.5) name = `${pick(random, JA_FAMILY)} ${pick(random, JA_GIVEN)}`;
+    else if (kind < 0.8) name = `${pick(random, EN_GIVEN)} ${pick(random, EN_FAMILY)}`;
+    else if (kind < 0.95) name = `${pick(random, EMOJI)}${pick(random, JA_GIVEN)}`;
+    else if (kind < 0.99) name = pick(random, EN_GIVEN);
+    else name = '';
+    const language = random() < 0.55 ? 0 : random() < 0.6 ? 1 : 2;
+    contacts.push({ lineId, vid, name, language });
+  }
+  return contacts;
+}
+
+/** A text of `length` code points (20-300) in the contact's language(s), with emoji and line breaks. */
+function makeText(random: Random, language: Contact['language']): string {
+  const length = 20 + Math.floor(281 * random() * random());
+  let text = '';
+  let codePoints = 0;
+  while (codePoints < length) {
+    const useJapanese = language === 0 || (language === 2 && random() < 0.5);
+    let fragment = useJapanese ? pick(random, JA_FRAGMENTS) : pick(random, EN_FRAGMENTS);
+    if (random() < 0.25) fragment += pick(random, EMOJI);
+    if (text !== '') fragment = pick(random, SEPARATORS) + fragment;
+    text += fragment;
+    codePoints += [...fragment].length;
+  }
+  return codePoints === length ? text : [...text].slice(0, length).join('');
+}
+
+interface Dataset {
+  contactsUsed: Set<number>;
+}
+
+async function* generateBatches(
+  messages: number,
+  dataset: Dataset,
+  signal: AbortSignal,
+  onProgress: (done: number) => void,
+): AsyncGenerator<ImportMessage[]> {
+  const random = mulberry32(SEED);
+  const contacts = makeContacts(random);
+  // Heavy talkers are spread over the contact list, not bunched at its start.
+  const order = contacts.map((_, i) => i);
+  for (let i = order.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    const a = order[i] ?? 0;
+    order[i] = order[j] ?? 0;
+    order[j] = a;
+  }
+  for (let start = 0; start < messages; start += IMPORT_BATCH) {
+    signal.throwIfAborted();
+    const batch: ImportMessage[] = [];
+    const end = Math.min(messages, start + IMPORT_BATCH);
+    for (let i = start; i < end; i++) {
+      const index = order[Math.floor(CONTACT_COUNT * random() * random())] ?? 0;
+      const contact = contacts[index];
+      if (!contact) throw new Error('contact out of range');
+      dataset.contactsUsed.add(index);
+      const fromFriend = random() < 0.55;
+      const sticker = random() < 0.05;
+      batch.push({
+        lineId: contact.lineId,
+        vid: contact.vid,
+        name: contact.name,
+        sender: fromFriend ? null : pick(random, STAFF),
+        msg: sticker
+          ? `[Sticker]\nID: ${1 + Math.floor(random() * 50_000)}`
+          : makeText(random, contact.language),
+        contentType: sticker ? 'sticker' : 'text',
+        // Oldest first, spread evenly over two years, with a little jitter that keeps the order.
+        createdAt: START_MS + Math.floor(((i + random()) * SPAN_MS) / messages),
+        sourceId: `bench:${i}`,
+      });
+    }
+    yield batch;
+    onProgress(end);
+    // A turn of the event loop, so the deadline timer can fire during a long load.
+    await yieldToEventLoop();
+  }
+}
+
+async function loadHub(
+  dataDir: string,
+  messages: number,
+  signal: AbortSignal,
+): Promise<{ key: string; seconds: number; contacts: number; dbBytes: number }> {
+  const store = new SqliteStore({ dataDir });
+  const started = performance.now();
+  const dataset: Dataset = { contactsUsed: new Set() };
+  let key: string;
+  try {
+    await store.migrate();
+    const secrets = createSecretBox(SECRET);
+    await new HubService(store, secrets).add(HUB_ID, { timeZone: TIME_ZONE });
+    let reported = 0;
+    const outcome = await store.messages.importAll(
+      HUB_ID,
+      generateBatches(messages, dataset, signal, (done) => {
+        if (done - reported >= 100_000 || done === messages) {
+          reported = done;
+          const seconds = (performance.now() - started) / 1000;
+          process.stderr.write(
+            `  loaded ${done.toLocaleString('en-US')} messages (${seconds.toFixed(1)} s)\n`,
+          );
+        }
+      }),
+      Date.now(),
+    );
+    if (outcome.inserted !== messages) {
+      throw new Error(`import stored ${outcome.inserted} messages, expected ${messages}`);
+    }
+    if (outcome.contactsCreated !== dataset.contactsUsed.size) {
+      throw new Error(
+        `import created ${outcome.contactsCreated} contacts, expected ${dataset.contactsUsed.size}`,
+      );
+    }
+    key = (await new KeyService(store, secrets).issue(HUB_ID, 'read', 'bench')).key;
+  } finally {
+    await store.close();
+  }
+  const seconds = (performance.now() - started) / 1000;
+  return { key, seconds, contacts: dataset.contactsUsed.size, dbBytes: fs.statSync(store.file).size };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The server process
+
+interface Server {
+  child: ChildProcess;
+  pid: number;
+  port: number;
+  /** Everything the server wrote after it started listening (warn and error logs). */
+  output: string[];
+  exited: Promise<number | null>;
+}
+
+const running = new Set<ChildProcess>();
+
+function serverEnv(dataDir: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of ['PORT', 'HOST', 'DATABASE_URL', 'REDIS_URL', 'CHATLOG_PUBLIC_URL']) delete env[name];
+  env.CHATLOG_DATA_DIR = dataDir;
+  env.CHATLOG_SECRET = SECRET;
+  env.LOG_LEVEL = 'warn';
+  env.CHATLOG_SHUTDOWN_GRACE_MS = '3000';
+  return env;
+}
+
+async function startServer(dataDir: string, signal: AbortSignal): Promise<Server> {
+  // The node process itself (bin/chatlog imports the CLI in-process), so its pid is the server's.
+  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--host', '127.0.0.1'], {
+    cwd: ROOT,
+    env: serverEnv(dataDir),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  running.add(child);
+  const exited = new Promise<number | null>((resolve) => {
+    child.once('exit', (code) => {
+      running.delete(child);
+      resolve(code);
+    });
+  });
+  const pid = child.pid;
+  if (pid === undefined) throw new Error('could not start the server');
+  const output: string[] = [];
+  let stderrText = '';
+  const keep = (chunk: Buffer) => {
+    if (output.length < 200) output.push(chunk.toString('utf8').trimEnd());
+  };
+  child.stdout?.on('data', keep);
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => fail(new Error('the server did not start within 30 s')), 30_000);
+    const fail = (error: Error) => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+      reject(error);
+    };
+    const onAbort = () => fail(new Error('deadline reached while starting the server'));
+    signal.addEventListener('abort', onAbort, { once: true });
+    const onData = (chunk: Buffer) => {
+      stderrText += chunk.toString('utf8');
+      const match = /chatlog: listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(stderrText);
+      if (match) {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', onAbort);
+        child.stderr?.off('data', onData);
+        child.stderr?.on('data', keep);
+        resolve(Number(match[1]));
+      }
+    };
+    child.stderr?.on('data', onData);
+    void exited.then((code) =>
+      fail(new Error(`the server exited with ${code} before listening: ${stderrText.trim()}`)),
+    );
+  });
+  return { child, pid, port, output, exited };
+}
+
+async function stopServer(server: Server): Promise<number | null> {
+  if (server.child.exitCode !== null || server.child.signalCode !== null) return server.child.exitCode;
+  server.child.kill('SIGTERM');
+  const code = await Promise.race([server.exited, sleep(10_000).then(() => 'timeout' as const)]);
+  if (code === 'timeout') {
+    server.child.kill('SIGKILL');
+    await server.exited;
+    throw new Error('the server did not stop within 10 s of SIGTERM (killed)');
+  }
+  return code;
+}
+
+interface ProcStatus {
+  rssKb: number;
+  hwmKb: number;
+}
+
+function readStatus(pid: number): ProcStatus {
+  const text = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const field = (name: string) => {
+    const match = new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(text);
+    if (!match) throw new Error(`no ${name} in /proc/${pid}/status`);
+    return Number(match[1]);
+  };
+  return { rssKb: field('VmRSS'), hwmKb: field('VmHWM') };
+}
+
+let clockTicks: number | undefined;
+
+/** User + system CPU seconds the process has used so far. */
+function readCpuSeconds(pid: number): number {
+  if (clockTicks === undefined) {
+    try {
+      clockTicks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+    } catch {
+      clockTicks = 100;
+    }
+  }
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after "(comm)": state is field 3, utime 14 and stime 15.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / clockTicks;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The client
+
+interface Download {
+  status: number;
+  contentType: string | undefined;
+  contentEncoding: string | undefined;
+  /** Bytes on the wire (compressed when encoded). */
+  bytes: number;
+  /** Bytes after decoding (equal to bytes for identity). */
+  decodedBytes: number;
+  sha256: string;
+  seconds: number;
+  headersMs: number;
+  ttfbMs: number;
+  head: string;
+  tail: string;
+  /** The decoded body, only when asked for (N <= PARSE_LIMIT). */
+  body: Buffer | undefined;
+}
+
+function get(
+  port: number,
+  urlPath: string,
+  headers: Record<string, string>,
+  signal: AbortSignal,
+): Promise<http.IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    const request = http.get(
+      { host: '127.0.0.1', port, path: urlPath, headers, signal, agent: false },
+      resolve,
+    );
+    request.on('error', reject);
+    request.setTimeout(60_000, () => request.destroy(new Error(`no answer to ${urlPath} for 60 s`)));
+  });
+}
+
+async function readSmall(response: http.IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of response) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+async function download(
+  port: number,
+  urlPath: string,
+  encoding: Encoding,
+  keepBody: boolean,
+  signal: AbortSignal,
+): Promise<Download> {
+  const started = performance.now();
+  const headers: Record<string, string> = encoding === 'identity' ? {} : { 'Accept-Encoding': encoding };
+  const response = await get(port, urlPath, headers, signal);
+  const headersMs = performance.now() - started;
+  if (response.statusCode !== 200) {
+    throw new Error(`export answered ${response.statusCode}: ${(await readSmall(response)).slice(0, 500)}`);
+  }
+  let bytes = 0;
+  let ttfbMs = -1;
+  const wire = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      if (ttfbMs < 0) ttfbMs = performance.now() - started;
+      bytes += chunk.length;
+      callback(null, chunk);
+    },
+  });
+  let decodedBytes = 0;
+  let head = Buffer.alloc(0);
+  let tail = Buffer.alloc(0);
+  const hash = createHash('sha256');
+  const chunks: Buffer[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      decodedBytes += chunk.length;
+      hash.update(chunk);
+      if (head.length < HEAD_TAIL_BYTES) head = Buffer.concat([head, chunk.subarray(0, HEAD_TAIL_BYTES)]);
+      tail = Buffer.concat([tail, chunk.subarray(-HEAD_TAIL_BYTES)]).subarray(-HEAD_TAIL_BYTES);
+      if (keepBody) chunks.push(chunk);
+      callback();
+    },
+  });
+  if (encoding === 'identity') await pipeline(response, wire, sink, { signal });
+  else if (encoding === 'br') await pipeline(response, wire, createBrotliDecompress(), sink, { signal });
+  else await pipeline(response, wire, createGunzip(), sink, { signal });
+  const contentEncoding = response.headers['content-encoding'];
+  return {
+    status: response.statusCode,
+    contentType: response.headers['content-type'],
+    contentEncoding,
+    bytes,
+    decodedBytes,
+    sha256: hash.digest('hex'),
+    seconds: (performance.now() - started) / 1000,
+    headersMs,
+    ttfbMs,
+    head: head.subarray(0, HEAD_TAIL_BYTES).toString('utf8'),
+    tail: tail.toString('utf8'),
+    body: keepBody ? Buffer.concat(chunks) : undefined,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Validation
+
+interface ParsedContact {
+  lineId: unknown;
+  vid: unknown;
+  name: unknown;
+  messages: unknown;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Problems found in a download; empty when it is a valid whole-hub answer. */
+function validate(result: Download, encoding: Encoding, messages: number, contacts: number): string[] {
+  const problems: string[] = [];
+  const expectedEncoding = encoding === 'identity' ? undefined : encoding;
+  if (result.contentEncoding !== expectedEncoding) {
+    problems.push(
+      `Content-Encoding is ${result.contentEncoding ?? '(none)'}, expected ${expectedEncoding ?? '(none)'}`,
+    );
+  }
+  if (!result.contentType?.startsWith('application/json')) {
+    problems.push(`Content-Type is ${result.contentType ?? '(none)'}`);
+  }
+  if (!result.head.startsWith('[{"lineId":'))
+    problems.push(`body starts with ${JSON.stringify(result.head)}`);
+  if (!result.tail.endsWith(']}]')) problems.push(`body ends with ${JSON.stringify(result.tail)}`);
+  if (result.body === undefined) return problems;
+
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(result.body.toString('utf8'));
+  } catch (error) {
+    problems.push(`body is not JSON: ${(error as Error).message}`);
+    return problems;
+  }
+  if (!Array.isArray(parsed)) return [...problems, 'body is not a JSON array'];
+  let total = 0;
+  const seen = new Set<string>();
+  for (const entry of parsed as unknown[]) {
+    if (!isRecord(entry)) return [...problems, 'a contact is not an object'];
+    const contact = entry as unknown as ParsedContact;
+    if (
+      typeof contact.lineId !== 'string' ||
+      typeof contact.vid !== 'string' ||
+      typeof contact.name !== 'string'
+    ) {
+      return [...problems, `contact fields of the wrong type: ${JSON.stringify(entry).slice(0, 200)}`];
+    }
+    if (seen.has(contact.lineId)) problems.push(`contact ${contact.lineId} appears twice`);
+    seen.add(contact.lineId);
+    if (!Array.isArray(contact.messages))
+      return [...problems, `contact ${contact.lineId} has no messages array`];
+    let previous = '';
+    for (const message of contact.messages as unknown[]) {
+      if (
+        !isRecord(message) ||
+        typeof message.sender !== 'string' ||
+        typeof message.msg !== 'string' ||
+        typeof message.contentType !== 'string' ||
+        typeof message.createdAt !== 'string' ||
+        message.createdAt.length !== 24
+      ) {
+        return [...problems, `malformed message: ${JSON.stringify(message).slice(0, 200)}`];
+      }
+      if (message.createdAt < previous) problems.push(`messages of ${contact.lineId} out of order`);
+      previous = message.createdAt;
+      total += 1;
+    }
+  }
+  if (total !== messages) problems.push(`the body holds ${total} messages, expected ${messages}`);
+  if (seen.size !== contacts) problems.push(`the body holds ${seen.size} contacts, expected ${contacts}`);
+  return problems;
+}
+
+// ---------------------------------------------------------------------------------------------
+// One measured run
+
+interface Run {
+  encoding: Encoding;
+  bytes: number;
+  decodedBytes: number;
+  sha256: string;
+  messages: number;
+  seconds: number;
+  mbPerSecond: number;
+  decodedMbPerSecond: number;
+  messagesPerSecond: number;
+  headersMs: number;
+  ttfbMs: number;
+  baselineRssMiB: number;
+  peakSampledRssMiB: number;
+  hwmMiB: number;
+  peakRssMiB: number;
+  rssAfterMiB: number;
+  serverCpuSeconds: number;
+  samples: number;
+  /** [ms since the request, VmRSS KiB], at most 400 evenly thinned points. */
+  rssTimeline: Array<[number, number]>;
+  serverOutput: string[];
+  serverExitCode: number | null;
+  problems: string[];
+}
+
+async function measure(
+  dataDir: string,
+  key: string,
+  encoding: Encoding,
+  messages: number,
+  contacts: number,
+  signal: AbortSignal,
+): Promise<Run> {
+  const server = await startServer(dataDir, signal);
+  let exitCode: number | null = null;
+  try {
+    // One small request (one day of the hub, which also proves the key), then the baseline.
+    const small = await get(
+      server.port,
+      `/api/line/${HUB_ID}/messages?apikey=${key}&from=2023-06-01&to=2023-06-01`,
+      {},
+      signal,
+    );
+    const smallBody = await readSmall(small);
+    if (small.statusCode !== 200)
+      throw new Error(`the small request answered ${small.statusCode}: ${smallBody}`);
+    await sleep(500, undefined, { signal });
+    const baseline = readStatus(server.pid);
+    const cpuBefore = readCpuSeconds(server.pid);
+
+    const timeline: Array<[number, number]> = [];
+    const started = performance.now();
+    let peakKb = baseline.rssKb;
+    const sample = () => {
+      try {
+        const { rssKb } = readStatus(server.pid);
+        peakKb = Math.max(peakKb, rssKb);
+        timeline.push([Math.round(performance.now() - started), rssKb]);
+      } catch {
+        // The process is gone; the download will fail on its own.
+      }
+    };
+    const sampler = setInterval(sample, SAMPLE_EVERY_MS);
+    let result: Download;
+    try {
+      sample();
+      result = await download(
+        server.port,
+        `/api/line/${HUB_ID}/messages?apikey=${key}`,
+        encoding,
+        messages <= PARSE_LIMIT,
+        signal,
+      );
+      sample();
+    } finally {
+      clearInterval(sampler);
+    }
+    const end = readStatus(server.pid);
+    const cpuSeconds = readCpuSeconds(server.pid) - cpuBefore;
+    await sleep(1000, undefined, { signal });
+    const after = readStatus(server.pid);
+    const peakRssKb = Math.max(peakKb, end.hwmKb);
+    const problems = validate(result, encoding, messages, contacts);
+    result.body = undefined;
+
+    exitCode = await stopServer(server);
+    if (exitCode !== 0) problems.push(`the server exited with ${exitCode} after SIGTERM`);
+    const step = Math.max(1, Math.ceil(timeline.length / 400));
+    return {
+      encoding,
+      bytes: result.bytes,
+      decodedBytes: result.decodedBytes,
+      sha256: result.sha256,
+      messages,
+      seconds: result.seconds,
+      mbPerSecond: result.bytes / MB / result.seconds,
+      decodedMbPerSecond: result.decodedBytes / MB / result.seconds,
+      messagesPerSecond: messages / result.seconds,
+      headersMs: result.headersMs,
+      ttfbMs: result.ttfbMs,
+      baselineRssMiB: baseline.rssKb / 1024,
+      peakSampledRssMiB: peakKb / 1024,
+      hwmMiB: end.hwmKb / 1024,
+      peakRssMiB: peakRssKb / 1024,
+      rssAfterMiB: after.rssKb / 1024,
+      serverCpuSeconds: cpuSeconds,
+      samples: timeline.length,
+      rssTimeline: timeline.filter((_, i) => i % step === 0 || i === timeline.length - 1),
+      serverOutput: server.output,
+      serverExitCode: exitCode,
+      problems,
+    };
+  } finally {
+    if (running.has(server.child)) await stopServer(server).catch(() => undefined);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Report
+
+function fixed(value: number, digits: number): string {
+  return value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+function table(runs: readonly Run[]): string {
+  const header = [
+    'encoding',
+    'bytes',
+    'decoded',
+    's',
+    'MB/s',
+    'msg/s',
+    'TTFB ms',
+    'base MiB',
+    'peak MiB',
+    'after MiB',
+    'CPU s',
+  ];
+  const rows = runs.map((run) => [
+    run.encoding,
+    run.bytes.toLocaleString('en-US'),
+    run.decodedBytes.toLocaleString('en-US'),
+    fixed(run.seconds, 2),
+    fixed(run.mbPerSecond, 1),
+    fixed(run.messagesPerSecond, 0),
+    fixed(run.ttfbMs, 1),
+    fixed(run.baselineRssMiB, 1),
+    fixed(run.peakRssMiB, 1),
+    fixed(run.rssAfterMiB, 1),
+    fixed(run.serverCpuSeconds, 2),
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? '').length)));
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((cell, i) => (i === 0 ? cell.padEnd(widths[i] ?? 0) : cell.padStart(widths[i] ?? 0)))
+      .join('  ');
+  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Main
+
+async function main(): Promise<number> {
+  const { messages } = parseArgs(process.argv.slice(2));
+  const controller = new AbortController();
+  const { signal } = controller;
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'chatlog-export-rss-'));
+
+  const cleanUpNow = () => {
+    for (const child of running) child.kill('SIGKILL');
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  };
+  // Last resort: whatever happens, the server dies and the directory goes with this process.
+  process.on('exit', cleanUpNow);
+  const deadline = setTimeout(() => {
+    process.stderr.write(`bench: deadline of ${DEADLINE_MS / 60_000} minutes reached; aborting\n`);
+    controller.abort(new Error('deadline reached'));
+    setTimeout(() => {
+      process.stderr.write('bench: still running 20 s after the deadline; exiting\n');
+      process.exit(2);
+    }, 20_000).unref();
+  }, DEADLINE_MS);
+  deadline.unref();
+  const onSignal = (name: NodeJS.Signals) => controller.abort(new Error(`interrupted by ${name}`));
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+
+  try {
+    process.stderr.write(`bench: data directory ${dataDir}\n`);
+    process.stderr.write(
+      `bench: loading ${messages.toLocaleString('en-US')} messages into hub ${HUB_ID} (${TIME_ZONE})\n`,
+    );
+    const load = await loadHub(dataDir, messages, signal);
+    process.stdout.write(
+      `loaded ${messages.toLocaleString('en-US')} messages over ${load.contacts} contacts in ${fixed(load.seconds, 1)} s ` +
+        `(${fixed(messages / load.seconds, 0)} messages/s; database ${fixed(load.dbBytes / MiB, 1)} MiB)\n`,
+    );
+
+    const runs: Run[] = [];
+    for (const encoding of ENCODINGS) {
+      process.stderr.write(`bench: downloading the whole hub (${encoding})\n`);
+      runs.push(await measure(dataDir, load.key, encoding, messages, load.contacts, signal));
+    }
+    const identity = runs.find((run) => run.encoding === 'identity');
+    for (const run of runs) {
+      if (identity && run.sha256 !== identity.sha256) {
+        run.problems.push(
+          `decoded body differs from the identity body (${run.decodedBytes} vs ${identity.bytes} bytes)`,
+        );
+      }
+    }
+
+    process.stdout.write(`\n${table(runs)}\n\n`);
+    const problems = runs.flatMap((run) => run.problems.map((p) => `${run.encoding}: ${p}`));
+    const outputs = runs.flatMap((run) => run.serverOutput.map((line) => `${run.encoding}: ${line}`));
+    const peak = Math.max(...runs.map((run) => run.peakRssMiB));
+    process.stdout.write(
+      `body: ${problems.length === 0 ? 'valid' : 'INVALID'} (${messages <= PARSE_LIMIT ? 'parsed as JSON, message and contact counts checked' : 'start and end checked'}; decoded br and gzip bodies identical to identity: ${runs.every((run) => run.sha256 === identity?.sha256) ? 'yes' : 'no'})\n`,
+    );
+    process.stdout.write(
+      `peak server RSS: ${fixed(peak, 1)} MiB${peak > RSS_LIMIT_MIB ? ` (over ${RSS_LIMIT_MIB} MiB)` : ''}\n`,
+    );
+    for (const problem of problems) process.stdout.write(`problem: ${problem}\n`);
+    for (const line of outputs) process.stdout.write(`server said: ${line}\n`);
+
+    const now = new Date();
+    const file = path.join(RESULTS_DIR, `export-rss-${now.toISOString().slice(0, 10)}.json`);
+    fs.mkdirSync(RESULTS_DIR, { recursive: true });
+    const report = {
+      bench: 'export-rss',
+      at: now.toISOString(),
+      command: `node --import tsx bench/export-rss.ts ${process.argv.slice(2).join(' ')}`.trim(),
+      units: { rss: 'MiB (1024 * 1024 bytes)', throughput: 'MB/s (10^6 bytes)', time: 'seconds, except *Ms' },
+      machine: {
+        node: process.version,
+        platform: `${os.platform()} ${os.release()}`,
+        cpus: os.cpus().length,
+        cpuModel: os.cpus()[0]?.model ?? 'unknown',
+        memoryMiB: Math.round(os.totalmem() / MiB),
+      },
+      dataset: {
+        hubId: HUB_ID,
+        timeZone: TIME_ZONE,
+        messages,
+        contacts: load.contacts,
+        seed: SEED,
+        loadSeconds: load.seconds,
+        databaseBytes: load.dbBytes,
+      },
+      valid: problems.length === 0,
+      problems,
+      runs,
+    };
+    fs.writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
+    process.stdout.write(`results: ${path.relative(process.cwd(), file)}\n`);
+    return problems.length === 0 ? 0 : 1;
+  } finally {
+    clearTimeout(deadline);
+    await Promise.all(
+      [...running].map(async (child) => {
+        child.kill('SIGTERM');
+        const stopped = await Promise.race([
+          new Promise<boolean>((resolve) => child.once('exit', () => resolve(true))),
+          sleep(5000).then(() => false),
+        ]);
+        if (!stopped) child.kill('SIGKILL');
+      }),
+    );
+    fs.rmSync(dataDir, { recursive: true, force: true });
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write(`bench: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = 1;
+  },
+);

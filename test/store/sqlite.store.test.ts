@@ -1,0 +1,54 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { createTestStore, message, storeMessages, type TestStore } from '../helpers.js';
+
+let t: TestStore;
+before(async () => {
+  t = await createTestStore();
+});
+after(() => t.close());
+
+test('the range query walks indexes in answer order: no sort, no temporary b-tree', () => {
+  const plan = t.store.explainStream().join('\n');
+  assert.doesNotMatch(plan, /TEMP B-TREE/);
+  assert.match(plan, /contacts_by_hub_in_first_seen_order/);
+  assert.match(plan, /messages_by_contact_and_time/);
+});
+
+test('migrations are versioned and safe to run again', async () => {
+  await t.store.migrate();
+  await t.store.migrate();
+  assert.equal(await t.store.ready(), true);
+});
+
+test('an import that fails half-way leaves nothing behind', async () => {
+  await t.hubs.add('1', {});
+  async function* failing() {
+    yield [message({ createdAt: 1 })];
+    throw new Error('disk on fire');
+  }
+  await assert.rejects(t.store.messages.importAll('1', failing(), 0), /disk on fire/);
+  const rows = [];
+  for await (const batch of t.store.messages.stream({ hubId: '1' })) rows.push(...batch);
+  assert.equal(rows.length, 0);
+  await storeMessages(t.store, '1', [message({ createdAt: 2 })]);
+  assert.equal(t.store.integrityCheck(), 'ok');
+});
+
+test('a reader that stops early gives its connection back', async () => {
+  await t.hubs.add('2', {});
+  await storeMessages(
+    t.store,
+    '2',
+    Array.from({ length: 2000 }, (_, i) => message({ lineId: `U${i % 7}`, createdAt: i })),
+  );
+  for (let round = 0; round < 50; round++) {
+    for await (const batch of t.store.messages.stream({ hubId: '2' })) {
+      assert.ok(batch.length > 0);
+      break;
+    }
+  }
+  let count = 0;
+  for await (const batch of t.store.messages.stream({ hubId: '2' })) count += batch.length;
+  assert.equal(count, 2000);
+});
