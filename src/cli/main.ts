@@ -162,7 +162,7 @@ export function buildProgram(): Command {
     .option('--none', 'remove the limit')
     .action(async (keyId: string, options: { requests?: number; perSeconds?: number; none?: boolean }) => {
       const setting = options.requests !== undefined || options.perSeconds !== undefined;
-      if (options.none === setting) {
+      if (Boolean(options.none) === setting) {
         throw new UserError('give either --requests N --per-seconds W, or --none');
       }
       if (setting && (options.requests === undefined || options.perSeconds === undefined)) {

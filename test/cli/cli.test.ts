@@ -1,0 +1,206 @@
+/** The command line (CONTRACT §7), run as a user runs it: bin/chatlog in a child process. */
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { tempDir } from '../helpers.js';
+
+const BIN = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin', 'chatlog');
+let dataDir: string;
+let port: number;
+
+function chatlog(args: string[], input?: string) {
+  const result = spawnSync(process.execPath, [BIN, ...args], {
+    env: {
+      ...process.env,
+      CHATLOG_DATA_DIR: dataDir,
+      PORT: String(port),
+      CHATLOG_SECRET: '',
+      LOG_LEVEL: 'warn',
+    },
+    input,
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const probe = net.createServer().listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+function assertUserError(result: { code: number | null; stdout: string; stderr: string }, pattern: RegExp) {
+  assert.equal(result.code, 1, result.stderr);
+  assert.match(result.stderr, pattern);
+  assert.doesNotMatch(result.stderr, /\n\s+at /, 'no stack trace');
+}
+
+before(async () => {
+  dataDir = tempDir('chatlog-cli-');
+  port = await freePort();
+});
+after(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+
+test('hub add creates, then updates only what is given; bad input is one clear line', () => {
+  const created = chatlog(['hub', 'add', '6662225', '--time-zone', 'Asia/Tokyo']);
+  assert.equal(created.code, 0, created.stderr);
+  assert.match(created.stderr, /hub 6662225 created \(time zone Asia\/Tokyo/);
+  const updated = chatlog(['hub', 'add', '6662225', '--line-channel-secret', 'abcdef0123456789']);
+  assert.match(updated.stderr, /updated \(time zone Asia\/Tokyo, LINE channel secret set\)/);
+  assert.doesNotMatch(updated.stderr + updated.stdout, /abcdef0123456789/);
+  assertUserError(chatlog(['hub', 'add', 'abc']), /^chatlog: hub id must be 1 to 20 digits/);
+  assertUserError(chatlog(['hub', 'add', '1', '--time-zone', 'Mars/Base']), /unknown time zone/);
+  assertUserError(chatlog(['hub', 'nope']), /unknown command|error/);
+});
+
+test('the generated server secret is kept with mode 0600', () => {
+  const mode = fs.statSync(path.join(dataDir, 'secret')).mode & 0o777;
+  assert.equal(mode, 0o600);
+});
+
+test('key issue prints the key alone; list shows everything but the key; revoke and limit', () => {
+  const issued = chatlog(['key', 'issue', '6662225', '--label', 'reporting']);
+  assert.equal(issued.code, 0, issued.stderr);
+  assert.match(issued.stdout, /^chl_[0-9A-Za-z]{28}\n$/);
+  const key = issued.stdout.trim();
+  const ingest = chatlog(['key', 'issue', '6662225', '--scope', 'ingest']);
+  assert.equal(ingest.code, 0);
+
+  const listed = chatlog(['key', 'list', '6662225']);
+  assert.equal(listed.code, 0);
+  const lines = listed.stdout.trim().split('\n');
+  assert.equal(lines.length, 2);
+  assert.match(lines[0] ?? '', /^key_\w+\tread\treporting\t\d{4}-\d\d-\d\dT[\d:.]+Z\t-\t-$/);
+  assert.ok(!listed.stdout.includes(key));
+
+  const json = chatlog(['key', 'list', '6662225', '--json']);
+  const rows = JSON.parse(json.stdout) as Array<Record<string, unknown>>;
+  assert.deepEqual(Object.keys(rows[0] ?? {}), [
+    'id',
+    'scope',
+    'label',
+    'createdAt',
+    'lastUsedAt',
+    'revokedAt',
+  ]);
+  assert.equal(rows[1]?.scope, 'ingest');
+  assert.ok(!json.stdout.includes(key));
+
+  const id = String(rows[1]?.id);
+  assert.equal(chatlog(['key', 'limit', id, '--requests', '5', '--per-seconds', '60']).code, 0);
+  assert.equal(chatlog(['key', 'limit', id, '--none']).code, 0);
+  assertUserError(chatlog(['key', 'limit', id, '--requests', '5']), /go together/);
+  assertUserError(chatlog(['key', 'limit', id]), /either --requests/);
+  assert.equal(chatlog(['key', 'revoke', id]).code, 0);
+  const after = JSON.parse(chatlog(['key', 'list', '6662225', '--json']).stdout) as Array<
+    Record<string, unknown>
+  >;
+  assert.match(String(after[1]?.revokedAt), /Z$/);
+  assertUserError(chatlog(['key', 'revoke', id]), /already revoked/);
+  assertUserError(chatlog(['key', 'revoke', 'key_unknown']), /no key has the id/);
+  assertUserError(chatlog(['key', 'issue', '6662225', '--scope', 'admin']), /scope/);
+});
+
+test('import shows plain progress lines off a terminal, and refuses a bad file with its line and field', () => {
+  const file = path.join(dataDir, 'in.ndjson');
+  const lines = Array.from({ length: 30 }, (_, i) =>
+    JSON.stringify({
+      lineId: `U${i % 3}`,
+      vid: '',
+      name: '',
+      sender: 'You',
+      msg: `hello ${i}\n😀`,
+      contentType: 'text',
+      createdAt: `2019-11-03T0${i % 10}:00:00.000Z`,
+    }),
+  );
+  fs.writeFileSync(file, `${lines.join('\n')}\n`);
+  const imported = chatlog(['import', '777', file]);
+  assert.equal(imported.code, 0, imported.stderr);
+  assert.match(imported.stderr, /import: 100%/);
+  assert.match(imported.stderr, /imported 30 new messages \(0 already stored, 3 new contacts\)/);
+  assert.match(chatlog(['import', '777', file]).stderr, /imported 0 new messages \(30 already stored/);
+
+  const bad = path.join(dataDir, 'bad.ndjson');
+  fs.writeFileSync(bad, `${lines[0]}\n{"lineId":"U1","msg":"x","createdAt":"2019-13-01T00:00:00Z"}\n`);
+  const before = chatlog(['export', '777']).stdout;
+  assertUserError(chatlog(['import', '777', bad]), /line 2: createdAt: must be an ISO 8601 time/);
+  assert.equal(chatlog(['export', '777']).stdout, before);
+  assertUserError(chatlog(['import', '777', path.join(dataDir, 'none.json')]), /cannot read/);
+});
+
+test('export refuses an unknown hub and bad dates', () => {
+  assertUserError(chatlog(['export', '999999']), /hub 999999 does not exist/);
+  assertUserError(chatlog(['export', '777', '--from', '2023-02-29']), /real date/);
+  assertUserError(chatlog(['export', '777', '--from', '2019-11-04', '--to', '2019-11-03']), /not be later/);
+});
+
+test('errors show a stack trace only with --debug', () => {
+  fs.writeFileSync(path.join(dataDir, 'not-a-dir'), '');
+  const plain = chatlog(['--data-dir', path.join(dataDir, 'not-a-dir'), 'migrate']);
+  assert.equal(plain.code, 1);
+  assert.doesNotMatch(plain.stderr, /\n\s+at /);
+  const debug = chatlog(['--debug', '--data-dir', path.join(dataDir, 'not-a-dir'), 'migrate']);
+  assert.equal(debug.code, 1);
+  assert.match(debug.stderr, /\n\s+at /);
+});
+
+test('demo, serve and export: the printed curl works, and export is byte-identical to the API', async () => {
+  const demo = chatlog(['demo']);
+  assert.equal(demo.code, 0, demo.stderr);
+  const url = /curl '([^']+)'/.exec(demo.stdout)?.[1];
+  assert.ok(url, demo.stdout);
+  assert.equal(
+    /curl '([^']+)'/.exec(chatlog(['demo']).stdout)?.[1],
+    url,
+    'demo is repeatable and keeps its key',
+  );
+
+  const server: ChildProcess = spawn(process.execPath, [BIN, 'serve'], {
+    env: {
+      ...process.env,
+      CHATLOG_DATA_DIR: dataDir,
+      PORT: String(port),
+      CHATLOG_SECRET: '',
+      LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      let seen = '';
+      server.stderr?.on('data', (chunk: Buffer) => {
+        seen += chunk.toString();
+        if (seen.includes('listening on')) resolve();
+      });
+      server.on('exit', (code) => reject(new Error(`serve exited ${code}: ${seen}`)));
+    });
+    const response = await fetch(url);
+    assert.equal(response.status, 200);
+    const body = Buffer.from(await response.arrayBuffer());
+    assert.ok(JSON.parse(body.toString()).length > 0);
+    const exported = spawnSync(
+      process.execPath,
+      [BIN, 'export', '6662225', '--from', '2019-11-03', '--to', '2019-11-04'],
+      {
+        env: { ...process.env, CHATLOG_DATA_DIR: dataDir },
+      },
+    );
+    assert.equal(exported.status, 0);
+    assert.deepEqual(exported.stdout, body);
+    const health = await fetch(`http://127.0.0.1:${port}/readyz`);
+    assert.equal(health.status, 200);
+  } finally {
+    const exited = new Promise<number | null>((resolve) => server.on('exit', (code) => resolve(code)));
+    server.kill('SIGTERM');
+    assert.equal(await exited, 0, 'serve exits 0 on SIGTERM');
+  }
+});
