@@ -19,7 +19,7 @@ import {
   methodNotAllowed,
   registerMessagesRoutes,
 } from './modules/messages/messages.routes.js';
-import type { Store } from './store/store.js';
+import { isStoreUnavailable, type Store } from './store/store.js';
 
 export interface AppDeps {
   store: Store;
@@ -121,6 +121,15 @@ export function buildApp(deps: AppDeps): App {
     if (error instanceof AppError) return sendError(reply, error);
     const translated = translateFrameworkError(error as FastifyError);
     if (translated) return sendError(reply, translated);
+    if (isStoreUnavailable(error)) {
+      reply.log.warn({ err: error }, 'store unavailable');
+      return sendError(
+        reply,
+        new AppError('unavailable', 503, 'the message store is temporarily unavailable; retry shortly', {
+          'Retry-After': '2',
+        }),
+      );
+    }
     reply.log.error({ err: error }, 'unexpected fault');
     return sendError(
       reply,

@@ -124,3 +124,12 @@ export interface Store {
     ): Promise<ImportOutcome>;
   };
 }
+
+/** SQLite codes meaning the store cannot answer now (locked too long, disk or file trouble). */
+const UNAVAILABLE_CODES = /^SQLITE_(BUSY|LOCKED|IOERR|CANTOPEN|FULL|PROTOCOL|NOMEM)/;
+
+/** True when an error means "the store cannot be reached now" (503), not a fault of ours (500). */
+export function isStoreUnavailable(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && UNAVAILABLE_CODES.test(code);
+}

@@ -345,6 +345,30 @@ describe('keys and limits', () => {
   });
 });
 
+describe('faults', () => {
+  test('a store that cannot answer → 503 unavailable with Retry-After; an unexpected fault → 500 without internals', async () => {
+    const original = server.store.hubs.get;
+    try {
+      server.store.hubs.get = async () => {
+        throw Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });
+      };
+      const busy = await rawRequest(server.url, 'GET', api('100', `apikey=${tokyoKey}`));
+      assert.equal(busy.status, 503);
+      assert.equal(busy.headers['retry-after'], '2');
+      assert.equal(JSON.parse(busy.body.toString()).error.code, 'unavailable');
+      server.store.hubs.get = async () => {
+        throw new Error('SELECT secret_column FROM internals');
+      };
+      const fault = await rawRequest(server.url, 'GET', api('100', `apikey=${tokyoKey}`));
+      assert.equal(fault.status, 500);
+      assert.equal(JSON.parse(fault.body.toString()).error.code, 'internal_error');
+      assert.doesNotMatch(fault.body.toString(), /SELECT|secret_column|\.ts/);
+    } finally {
+      server.store.hubs.get = original;
+    }
+  });
+});
+
 describe('health', () => {
   test('/healthz and /readyz answer', async () => {
     assert.equal((await rawRequest(server.url, 'GET', '/healthz')).status, 200);
@@ -352,7 +376,18 @@ describe('health', () => {
   });
 });
 
-test('no key, nor any part of one, reaches the log', () => {
+test('no key, nor any part of one, reaches the log', async () => {
+  // However the parameter is spelled: encoded name, odd case, repeated, in a bad path.
+  for (const path of [
+    `/api/line/100/messages?api%6Bey=${tokyoKey}`,
+    `/api/line/100/messages?APIKEY=${tokyoKey}&apikey=${tokyoKey}`,
+    `/api/line/%ZZ/messages?apikey=${tokyoKey}`,
+    `/nowhere?apikey=${tokyoKey}`,
+    `/api/line/100/messages?from=bad&apikey=${tokyoKey}`,
+  ]) {
+    await rawRequest(server.url, 'GET', path);
+    await rawRequest(server.url, 'POST', path);
+  }
   assert.ok(server.logs.lines.length > 10, 'requests were logged');
   assert.ok(server.logs.text.includes('apikey=[REDACTED]'));
   for (const key of usedSecrets) {
