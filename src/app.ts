@@ -11,6 +11,8 @@ import Fastify, {
 import { AppError, type ErrorCode } from './lib/errors.js';
 import type { SecretBox } from './lib/secrets.js';
 import { HubService } from './modules/hubs/hubs.usecases.js';
+import { registerIngestRoutes } from './modules/ingest/ingest.routes.js';
+import { IngestService } from './modules/ingest/ingest.usecases.js';
 import { RateLimiter } from './modules/keys/keys.ratelimit.js';
 import { KeyService } from './modules/keys/keys.usecases.js';
 import {
@@ -26,7 +28,9 @@ export interface AppDeps {
   secrets: SecretBox;
   logger: FastifyBaseLogger;
   clock?: () => number;
-  /** Bigger than any hubId we accept, so over-long ids still reach the contract's checks. */
+  /** Base URL of LINE's Messaging API, for display-name look-ups (tests point it at a fake). */
+  lineApiBaseUrl?: string;
+  /** Longer than any request line Node accepts, so over-long ids still reach the contract checks. */
   maxParamLength?: number;
 }
 
@@ -78,7 +82,7 @@ export function buildApp(deps: AppDeps): App {
     loggerInstance: deps.logger,
     routerOptions: {
       ignoreTrailingSlash: true,
-      maxParamLength: deps.maxParamLength ?? 1000,
+      maxParamLength: deps.maxParamLength ?? 65_536,
     },
     return503OnClosing: true,
     // Requests Node's HTTP parser refuses (malformed, or headers over the size limit).
@@ -157,6 +161,14 @@ export function buildApp(deps: AppDeps): App {
   });
 
   registerMessagesRoutes(app, routeDeps, checkDeps);
+  const ingest = new IngestService({
+    store: deps.store,
+    secrets: deps.secrets,
+    log: app.log,
+    lineApiBaseUrl: deps.lineApiBaseUrl ?? 'https://api.line.me',
+    clock,
+  });
+  registerIngestRoutes(app, { ingest, keys, rateLimiter });
 
   return { app, keys, hubs };
 }

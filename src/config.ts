@@ -21,6 +21,8 @@ export interface Config {
   shutdownGraceMs: number;
   /** Public base URL printed in curl examples (defaults to http://HOST:PORT). */
   publicUrl: string | undefined;
+  /** LINE Messaging API base URL, for display-name look-ups. */
+  lineApiBaseUrl: string;
 }
 
 export interface SettingDoc {
@@ -103,7 +105,21 @@ export function loadConfig(
       3_600_000,
     ),
     publicUrl: nonEmpty(env.CHATLOG_PUBLIC_URL)?.replace(/\/+$/, ''),
+    lineApiBaseUrl: lineApiBaseUrl(nonEmpty(env.LINE_API_BASE_URL) ?? 'https://api.line.me'),
   };
+}
+
+function lineApiBaseUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new UserError(`LINE_API_BASE_URL must be an http(s) URL, got "${raw}"`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new UserError(`LINE_API_BASE_URL must be an http(s) URL, got "${raw}"`);
+  }
+  return raw.replace(/\/+$/, '');
 }
 
 export function publicBaseUrl(config: Config): string {

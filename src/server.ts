@@ -25,7 +25,7 @@ export async function startServer(
   const logger = createLogger(config.logLevel, logDestination);
   const store = await openStore(config);
   const secrets = createSecretBox(loadServerSecret(config.secret, config.dataDir));
-  const { app, keys } = buildApp({ store, secrets, logger });
+  const { app, keys } = buildApp({ store, secrets, logger, lineApiBaseUrl: config.lineApiBaseUrl });
 
   const flushLastUsed = () =>
     keys.flushLastUsed().catch((error: unknown) => logger.warn({ err: error }, 'could not record key use'));

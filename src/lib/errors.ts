@@ -5,6 +5,7 @@
 export type ErrorCode =
   | 'missing_api_key'
   | 'invalid_api_key'
+  | 'invalid_signature'
   | 'invalid_hub_id'
   | 'forbidden'
   | 'duplicate_parameter'

@@ -8,6 +8,8 @@ export interface Hub {
   timeZone: string;
   /** The LINE channel secret, encrypted under the server secret; never plain text. */
   lineChannelSecretEncrypted: Buffer | null;
+  /** The LINE channel access token (for profile look-ups), encrypted; null when not set. */
+  lineChannelAccessTokenEncrypted: Buffer | null;
   /** Grows with every change to the hub's contacts or messages; feeds the ETag. */
   dataVersion: number;
   createdAt: number;
@@ -82,6 +84,51 @@ export interface ImportOutcome {
 export interface HubSettings {
   timeZone?: string | undefined;
   lineChannelSecretEncrypted?: Buffer | undefined;
+  lineChannelAccessTokenEncrypted?: Buffer | undefined;
+}
+
+export type SourceKind = 'user' | 'group' | 'room';
+
+export interface Contact {
+  lineId: string;
+  vid: string;
+  name: string;
+}
+
+/** One change that arrives live (webhook or ingest API); a request's changes commit together. */
+export type IngestOperation =
+  | {
+      kind: 'message';
+      lineId: string;
+      /** Null: the friend said it (rendered with the contact's name). */
+      sender: string | null;
+      msg: string;
+      contentType: string;
+      createdAt: number;
+      /** Unique per hub: `line:<messageId>` for LINE, `ingest:<id>` for the ingest API. */
+      sourceId: string;
+      sourceKind: SourceKind | null;
+      sourceChatId: string | null;
+    }
+  | { kind: 'follow'; lineId: string; at: number }
+  | { kind: 'unfollow'; lineId: string; at: number }
+  /** Removes the message with this source id from every later answer, now and if it comes again. */
+  | { kind: 'unsend'; sourceId: string; at: number }
+  /** Creates the contact if needed and sets the fields given. */
+  | {
+      kind: 'contact';
+      lineId: string;
+      vid?: string | undefined;
+      name?: string | undefined;
+      onlyIfNameEmpty?: boolean;
+    };
+
+export interface IngestOutcome {
+  stored: number;
+  duplicates: number;
+  removed: number;
+  /** Contacts created by this call, by lineId. */
+  contactsCreated: string[];
 }
 
 export interface Store {
@@ -122,6 +169,15 @@ export interface Store {
       batches: AsyncIterable<readonly ImportMessage[]>,
       now: number,
     ): Promise<ImportOutcome>;
+    /**
+     * Applies one request's operations atomically and durably. Concurrent calls are committed
+     * together (group commit): one disk sync for many requests, each still all-or-nothing.
+     */
+    ingest(hubId: string, operations: readonly IngestOperation[], now: number): Promise<IngestOutcome>;
+  };
+
+  contacts: {
+    get(hubId: string, lineId: string): Promise<Contact | undefined>;
   };
 }
 

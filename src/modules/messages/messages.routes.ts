@@ -61,6 +61,20 @@ export function registerMessagesRoutes(
   });
 }
 
+async function* flushAfterFirstChunk(
+  chunks: AsyncIterable<Buffer>,
+  flush: () => void,
+): AsyncGenerator<Buffer> {
+  let first = true;
+  for await (const chunk of chunks) {
+    yield chunk;
+    if (first) {
+      first = false;
+      flush();
+    }
+  }
+}
+
 export async function answerMessages(
   request: FastifyRequest,
   reply: FastifyReply,
@@ -94,9 +108,21 @@ export async function answerMessages(
     fromMs: checked.fromMs,
     toMsExclusive: checked.toMsExclusive,
   });
-  const json = Readable.from(serializeMessages(rows), { objectMode: false, highWaterMark: 64 * 1024 });
-  if (encoding === 'identity') return reply.send(json);
-  const compressed = pipeline(json, createCompressor(encoding), (error: NodeJS.ErrnoException | null) => {
+  if (encoding === 'identity') {
+    return reply.send(
+      Readable.from(serializeMessages(rows), { objectMode: false, highWaterMark: 64 * 1024 }),
+    );
+  }
+  const compressor = createCompressor(encoding);
+  // Flush once after the first chunk, so the client sees bytes at once, not after megabytes.
+  const json = Readable.from(
+    flushAfterFirstChunk(serializeMessages(rows), () => compressor.flush()),
+    {
+      objectMode: false,
+      highWaterMark: 64 * 1024,
+    },
+  );
+  const compressed = pipeline(json, compressor, (error: NodeJS.ErrnoException | null) => {
     if (error && error.code !== 'ERR_STREAM_PREMATURE_CLOSE')
       request.log.error({ err: error }, 'answer stream failed');
   });

@@ -65,6 +65,25 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX api_keys_by_hub ON api_keys(hub_id, created_at);
     `,
   },
+  {
+    version: 2,
+    name: 'LINE webhooks: source of messages, unsent messages, follow state, channel access token',
+    sql: `
+      ALTER TABLE hubs ADD COLUMN line_channel_access_token_encrypted BLOB;
+      ALTER TABLE contacts ADD COLUMN followed_at INTEGER;
+      ALTER TABLE contacts ADD COLUMN unfollowed_at INTEGER;
+      -- Where a LINE message was said: 'user' (one-to-one), 'group' or 'room', and that chat's id.
+      ALTER TABLE messages ADD COLUMN source_kind TEXT;
+      ALTER TABLE messages ADD COLUMN source_chat_id TEXT;
+      -- Messages the friend took back (LINE's unsend): never stored again, even when redelivered.
+      CREATE TABLE unsent_messages (
+        hub_id TEXT NOT NULL REFERENCES hubs(id),
+        source_id TEXT NOT NULL,
+        unsent_at INTEGER NOT NULL,
+        PRIMARY KEY (hub_id, source_id)
+      ) STRICT, WITHOUT ROWID;
+    `,
+  },
 ];
 
 export const LATEST_SQLITE_VERSION = SQLITE_MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);

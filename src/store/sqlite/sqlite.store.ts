@@ -5,13 +5,17 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import type {
   ApiKeyRecord,
+  Contact,
   Hub,
   HubSettings,
   ImportMessage,
   ImportOutcome,
+  IngestOperation,
+  IngestOutcome,
   KeyScope,
   MessageQuery,
   MessageRow,
@@ -23,6 +27,8 @@ import { LATEST_SQLITE_VERSION, SQLITE_MIGRATIONS } from './sqlite.migrations.js
 type Db = Database.Database;
 
 const STREAM_BATCH_ROWS = 512;
+/** How long a write waits for another process (a CLI import, say) to release the database. */
+const WRITE_LOCK_WAIT_MS = 5_000;
 const IDLE_READERS_KEPT = 4;
 const NO_LOWER_BOUND = Number.MIN_SAFE_INTEGER;
 const NO_UPPER_BOUND = Number.MAX_SAFE_INTEGER;
@@ -39,6 +45,7 @@ interface HubRow {
   id: string;
   time_zone: string;
   line_channel_secret_encrypted: Buffer | null;
+  line_channel_access_token_encrypted: Buffer | null;
   data_version: number;
   created_at: number;
 }
@@ -63,6 +70,7 @@ function toHub(row: HubRow): Hub {
     id: row.id,
     timeZone: row.time_zone,
     lineChannelSecretEncrypted: row.line_channel_secret_encrypted,
+    lineChannelAccessTokenEncrypted: row.line_channel_access_token_encrypted,
     dataVersion: row.data_version,
     createdAt: row.created_at,
   };
@@ -94,6 +102,21 @@ interface Reader {
   stream: Database.Statement<[string, number, number], StreamTuple>;
 }
 
+interface PendingIngest {
+  hubId: string;
+  operations: readonly IngestOperation[];
+  now: number;
+  resolve(outcome: IngestOutcome): void;
+  reject(error: unknown): void;
+}
+
+function isBusy(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === 'SQLITE_BUSY' || code === 'SQLITE_BUSY_SNAPSHOT' || code === 'SQLITE_BUSY_RECOVERY';
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
 export interface SqliteStoreOptions {
   /** Directory of `chatlog.db`; ':memory:' is not supported (readers need a shared file). */
   dataDir: string;
@@ -106,6 +129,8 @@ export class SqliteStore implements Store {
   private readonly idleReaders: Reader[] = [];
   private readonly busyReaders = new Set<Reader>();
   private writeQueue: Promise<unknown> = Promise.resolve();
+  private pendingIngest: PendingIngest[] = [];
+  private ingestFlushScheduled = false;
   private closed = false;
 
   constructor(options: SqliteStoreOptions) {
@@ -116,28 +141,34 @@ export class SqliteStore implements Store {
     // FULL: a committed transaction survives a power cut, not only a crash of the process.
     this.db.pragma('synchronous = FULL');
     this.db.pragma('foreign_keys = ON');
-    this.db.pragma('busy_timeout = 10000');
+    // Never block the event loop waiting for a lock: writes retry asynchronously (beginWrite).
+    this.db.pragma('busy_timeout = 0');
   }
 
   async migrate(): Promise<void> {
-    this.db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
-      version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT`);
-    const apply = this.db.transaction(() => {
-      const current = this.schemaVersion();
-      if (current > LATEST_SQLITE_VERSION) {
-        throw new Error(
-          `the data directory holds schema version ${current}, newer than this chatlog (${LATEST_SQLITE_VERSION}); upgrade chatlog`,
-        );
-      }
-      for (const migration of SQLITE_MIGRATIONS) {
-        if (migration.version <= current) continue;
-        this.db.exec(migration.sql);
-        this.db
-          .prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)')
-          .run(migration.version, migration.name, Date.now());
-      }
-    });
-    apply.immediate();
+    await this.serializeWrites(() =>
+      this.inWriteTransaction(() =>
+        this.db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+          version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT`),
+      ),
+    );
+    await this.serializeWrites(() =>
+      this.inWriteTransaction(() => {
+        const current = this.schemaVersion();
+        if (current > LATEST_SQLITE_VERSION) {
+          throw new Error(
+            `the data directory holds schema version ${current}, newer than this chatlog (${LATEST_SQLITE_VERSION}); upgrade chatlog`,
+          );
+        }
+        for (const migration of SQLITE_MIGRATIONS) {
+          if (migration.version <= current) continue;
+          this.db.exec(migration.sql);
+          this.db
+            .prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)')
+            .run(migration.version, migration.name, Date.now());
+        }
+      }),
+    );
   }
 
   private schemaVersion(): number {
@@ -178,6 +209,33 @@ export class SqliteStore implements Store {
     return rows.map((row) => row.detail);
   }
 
+  /** BEGIN IMMEDIATE, waiting asynchronously (never blocking the event loop) while another process writes. */
+  private async beginWrite(): Promise<void> {
+    const deadline = Date.now() + WRITE_LOCK_WAIT_MS;
+    for (let delay = 2; ; delay = Math.min(delay * 2, 100)) {
+      try {
+        this.db.exec('BEGIN IMMEDIATE');
+        return;
+      } catch (error) {
+        if (!isBusy(error) || Date.now() + delay > deadline) throw error;
+        await sleep(delay);
+      }
+    }
+  }
+
+  /** Runs `work` in one write transaction; call inside serializeWrites. */
+  private async inWriteTransaction<T>(work: () => T): Promise<T> {
+    await this.beginWrite();
+    try {
+      const result = work();
+      this.db.exec('COMMIT');
+      return result;
+    } catch (error) {
+      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+      throw error;
+    }
+  }
+
   /** Runs write work one at a time, even when it awaits between statements. */
   private serializeWrites<T>(work: () => Promise<T>): Promise<T> {
     const result = this.writeQueue.then(work, work);
@@ -210,8 +268,8 @@ export class SqliteStore implements Store {
       return row ? toHub(row) : undefined;
     },
     upsert: (id, settings: HubSettings, now) =>
-      this.serializeWrites(async () => {
-        const run = this.db.transaction(() => {
+      this.serializeWrites(() =>
+        this.inWriteTransaction(() => {
           const existing = this.db.prepare('SELECT * FROM hubs WHERE id = ?').get(id) as HubRow | undefined;
           if (!existing) {
             this.db
@@ -231,37 +289,43 @@ export class SqliteStore implements Store {
                 .run(settings.lineChannelSecretEncrypted, id);
             }
           }
+          if (settings.lineChannelAccessTokenEncrypted !== undefined) {
+            this.db
+              .prepare('UPDATE hubs SET line_channel_access_token_encrypted = ? WHERE id = ?')
+              .run(settings.lineChannelAccessTokenEncrypted, id);
+          }
           const row = this.db.prepare('SELECT * FROM hubs WHERE id = ?').get(id) as HubRow;
           return { hub: toHub(row), created: !existing };
-        });
-        return run.immediate();
-      }),
+        }),
+      ),
   };
 
   keys: Store['keys'] = {
     insert: (key) =>
-      this.serializeWrites(async () => {
-        this.db
-          .prepare(
-            `INSERT INTO api_keys (id, hub_id, scope, label, key_hash, key_encrypted, key_start, created_at,
+      this.serializeWrites(() =>
+        this.inWriteTransaction(() => {
+          this.db
+            .prepare(
+              `INSERT INTO api_keys (id, hub_id, scope, label, key_hash, key_encrypted, key_start, created_at,
                last_used_at, revoked_at, rate_limit_requests, rate_limit_per_seconds)
              VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-          )
-          .run(
-            key.id,
-            key.hubId,
-            key.scope,
-            key.label,
-            key.keyHash,
-            key.keyEncrypted,
-            key.keyStart,
-            key.createdAt,
-            key.lastUsedAt,
-            key.revokedAt,
-            key.rateLimit?.requests ?? null,
-            key.rateLimit?.perSeconds ?? null,
-          );
-      }),
+            )
+            .run(
+              key.id,
+              key.hubId,
+              key.scope,
+              key.label,
+              key.keyHash,
+              key.keyEncrypted,
+              key.keyStart,
+              key.createdAt,
+              key.lastUsedAt,
+              key.revokedAt,
+              key.rateLimit?.requests ?? null,
+              key.rateLimit?.perSeconds ?? null,
+            );
+        }),
+      ),
     findByHash: async (keyHash) => {
       const row = this.db.prepare('SELECT * FROM api_keys WHERE key_hash = ?').get(keyHash) as
         | KeyRow
@@ -279,35 +343,194 @@ export class SqliteStore implements Store {
       return rows.map(toKey);
     },
     revoke: (id, now) =>
-      this.serializeWrites(async () => {
-        const result = this.db
-          .prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL')
-          .run(now, id);
-        return result.changes > 0;
-      }),
+      this.serializeWrites(() =>
+        this.inWriteTransaction(
+          () =>
+            this.db
+              .prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL')
+              .run(now, id).changes > 0,
+        ),
+      ),
     setRateLimit: (id, limit: RateLimit | null) =>
-      this.serializeWrites(async () => {
-        const result = this.db
-          .prepare('UPDATE api_keys SET rate_limit_requests = ?, rate_limit_per_seconds = ? WHERE id = ?')
-          .run(limit?.requests ?? null, limit?.perSeconds ?? null, id);
-        return result.changes > 0;
-      }),
+      this.serializeWrites(() =>
+        this.inWriteTransaction(
+          () =>
+            this.db
+              .prepare('UPDATE api_keys SET rate_limit_requests = ?, rate_limit_per_seconds = ? WHERE id = ?')
+              .run(limit?.requests ?? null, limit?.perSeconds ?? null, id).changes > 0,
+        ),
+      ),
     recordLastUsed: (uses) =>
       this.serializeWrites(async () => {
         if (uses.size === 0) return;
         const update = this.db.prepare(
           'UPDATE api_keys SET last_used_at = MAX(COALESCE(last_used_at, 0), ?) WHERE id = ?',
         );
-        this.db.transaction(() => {
+        await this.inWriteTransaction(() => {
           for (const [id, at] of uses) update.run(at, id);
-        })();
+        });
       }),
   };
 
   messages: Store['messages'] = {
     stream: (query) => this.streamMessages(query),
     importAll: (hubId, batches, now) => this.serializeWrites(() => this.importAllNow(hubId, batches, now)),
+    ingest: (hubId, operations, now) =>
+      new Promise<IngestOutcome>((resolve, reject) => {
+        if (this.closed) {
+          reject(new Error('the store is closed'));
+          return;
+        }
+        this.pendingIngest.push({ hubId, operations, now, resolve, reject });
+        if (!this.ingestFlushScheduled) {
+          this.ingestFlushScheduled = true;
+          // Everything that arrives before the next turn of the event loop commits together.
+          setImmediate(() => {
+            this.ingestFlushScheduled = false;
+            const group = this.pendingIngest;
+            this.pendingIngest = [];
+            void this.serializeWrites(() => this.commitIngestGroup(group));
+          });
+        }
+      }),
   };
+
+  contacts: Store['contacts'] = {
+    get: async (hubId, lineId) =>
+      this.db
+        .prepare('SELECT line_id AS lineId, vid, name FROM contacts WHERE hub_id = ? AND line_id = ?')
+        .get(hubId, lineId) as Contact | undefined,
+  };
+
+  /**
+   * Group commit: one transaction (one disk sync) for every request in the group, each request
+   * in its own savepoint so that a bad one fails alone.
+   */
+  private async commitIngestGroup(group: PendingIngest[]): Promise<void> {
+    const db = this.db;
+    const outcomes: Array<IngestOutcome | { failed: unknown }> = [];
+    try {
+      await this.beginWrite();
+      const changedHubs = new Set<string>();
+      for (const item of group) {
+        db.exec('SAVEPOINT request');
+        try {
+          const outcome = this.applyIngest(item.hubId, item.operations, item.now);
+          db.exec('RELEASE request');
+          outcomes.push(outcome);
+          if (
+            outcome.stored + outcome.removed + outcome.contactsCreated.length > 0 ||
+            item.operations.length > 0
+          ) {
+            changedHubs.add(item.hubId);
+          }
+        } catch (error) {
+          db.exec('ROLLBACK TO request');
+          db.exec('RELEASE request');
+          outcomes.push({ failed: error });
+        }
+      }
+      const bump = db.prepare('UPDATE hubs SET data_version = data_version + 1 WHERE id = ?');
+      for (const hubId of changedHubs) bump.run(hubId);
+      db.exec('COMMIT');
+    } catch (error) {
+      if (db.inTransaction) db.exec('ROLLBACK');
+      for (const item of group) item.reject(error);
+      return;
+    }
+    group.forEach((item, i) => {
+      const outcome = outcomes[i];
+      if (outcome && 'failed' in outcome) item.reject(outcome.failed);
+      else if (outcome) item.resolve(outcome);
+    });
+  }
+
+  private applyIngest(hubId: string, operations: readonly IngestOperation[], now: number): IngestOutcome {
+    const db = this.db;
+    const outcome: IngestOutcome = { stored: 0, duplicates: 0, removed: 0, contactsCreated: [] };
+    const ids = new Map<string, number>();
+    const contactId = (lineId: string): number => {
+      const known = ids.get(lineId);
+      if (known !== undefined) return known;
+      const row = db.prepare('SELECT id FROM contacts WHERE hub_id = ? AND line_id = ?').get(hubId, lineId) as
+        | { id: number }
+        | undefined;
+      let id = row?.id;
+      if (id === undefined) {
+        id = Number(
+          db
+            .prepare('INSERT INTO contacts (hub_id, line_id, created_at) VALUES (?, ?, ?)')
+            .run(hubId, lineId, now).lastInsertRowid,
+        );
+        outcome.contactsCreated.push(lineId);
+      }
+      ids.set(lineId, id);
+      return id;
+    };
+    for (const op of operations) {
+      switch (op.kind) {
+        case 'message': {
+          const unsent = db
+            .prepare('SELECT 1 FROM unsent_messages WHERE hub_id = ? AND source_id = ?')
+            .get(hubId, op.sourceId);
+          if (unsent) {
+            outcome.duplicates += 1;
+            break;
+          }
+          const result = db
+            .prepare(
+              `INSERT INTO messages (hub_id, contact_id, created_at, sender, msg, content_type, source_id,
+                 source_kind, source_chat_id)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (hub_id, source_id) DO NOTHING`,
+            )
+            .run(
+              hubId,
+              contactId(op.lineId),
+              op.createdAt,
+              op.sender,
+              op.msg,
+              op.contentType,
+              op.sourceId,
+              op.sourceKind,
+              op.sourceChatId,
+            );
+          if (result.changes > 0) outcome.stored += 1;
+          else outcome.duplicates += 1;
+          break;
+        }
+        case 'follow':
+          db.prepare('UPDATE contacts SET followed_at = ?, unfollowed_at = NULL WHERE id = ?').run(
+            op.at,
+            contactId(op.lineId),
+          );
+          break;
+        case 'unfollow':
+          db.prepare('UPDATE contacts SET unfollowed_at = ? WHERE id = ?').run(op.at, contactId(op.lineId));
+          break;
+        case 'unsend':
+          outcome.removed += db
+            .prepare('DELETE FROM messages WHERE hub_id = ? AND source_id = ?')
+            .run(hubId, op.sourceId).changes;
+          db.prepare(
+            'INSERT INTO unsent_messages (hub_id, source_id, unsent_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
+          ).run(hubId, op.sourceId, op.at);
+          break;
+        case 'contact': {
+          const id = contactId(op.lineId);
+          if (op.vid !== undefined) db.prepare('UPDATE contacts SET vid = ? WHERE id = ?').run(op.vid, id);
+          if (op.name !== undefined) {
+            db.prepare(
+              op.onlyIfNameEmpty
+                ? "UPDATE contacts SET name = ? WHERE id = ? AND name = ''"
+                : 'UPDATE contacts SET name = ? WHERE id = ?',
+            ).run(op.name, id);
+          }
+          break;
+        }
+      }
+    }
+    return outcome;
+  }
 
   private async *streamMessages(query: MessageQuery): AsyncGenerator<MessageRow[]> {
     const reader = this.acquireReader();
@@ -327,6 +550,9 @@ export class SqliteStore implements Store {
         }
         if (batch.length > 0) yield batch;
         if (batch.length < STREAM_BATCH_ROWS) return;
+        // The cursor is synchronous and a fast client never makes us wait: give other requests
+        // (and timers) their turn between batches, so one big export cannot stall the server.
+        await nextTurn();
       }
     } finally {
       rows.return?.();
@@ -392,7 +618,7 @@ export class SqliteStore implements Store {
       }
     });
 
-    db.exec('BEGIN IMMEDIATE');
+    await this.beginWrite();
     try {
       const hub = db.prepare('SELECT id FROM hubs WHERE id = ?').get(hubId);
       if (!hub) throw new Error(`hub ${hubId} does not exist`);

@@ -35,10 +35,18 @@ function deps(options: { allowed?: boolean } = {}): CheckDeps {
       id: '100',
       timeZone: 'Asia/Tokyo',
       lineChannelSecretEncrypted: null,
+      lineChannelAccessTokenEncrypted: null,
       dataVersion: 1,
       createdAt: 0,
     },
-    '200': { id: '200', timeZone: 'UTC', lineChannelSecretEncrypted: null, dataVersion: 1, createdAt: 0 },
+    '200': {
+      id: '200',
+      timeZone: 'UTC',
+      lineChannelSecretEncrypted: null,
+      lineChannelAccessTokenEncrypted: null,
+      dataVersion: 1,
+      createdAt: 0,
+    },
   };
   return {
     verifyKey: async (presented: string) => {

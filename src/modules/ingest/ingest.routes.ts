@@ -1,0 +1,107 @@
+/** POST /webhooks/line/:hubId (LINE) and the ingest API (/ingest/line/:hubId/...). */
+import type { FastifyInstance } from 'fastify';
+import { AppError } from '../../lib/errors.js';
+import type { RateLimiter } from '../keys/keys.ratelimit.js';
+import type { KeyService } from '../keys/keys.usecases.js';
+import { authenticateIngest } from './ingest.auth.js';
+import type { IngestService } from './ingest.usecases.js';
+
+export const WEBHOOK_BODY_LIMIT = 1024 * 1024;
+export const INGEST_BODY_LIMIT = 16 * 1024 * 1024;
+const JSON_TYPE = 'application/json; charset=utf-8';
+const OTHER_METHODS = ['GET', 'HEAD', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'POST'] as const;
+
+function onlyMethods(allowed: string) {
+  return async () => {
+    throw new AppError('method_not_allowed', 405, `only ${allowed} is allowed on this path`, {
+      Allow: allowed,
+    });
+  };
+}
+
+export interface IngestRouteDeps {
+  ingest: IngestService;
+  keys: KeyService;
+  rateLimiter: RateLimiter;
+}
+
+export function registerIngestRoutes(app: FastifyInstance, deps: IngestRouteDeps): void {
+  // The webhook needs the raw bytes: the signature is over them, checked before any parsing.
+  void app.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser(
+      '*',
+      { parseAs: 'buffer', bodyLimit: WEBHOOK_BODY_LIMIT },
+      (_request, body, done) => done(null, body),
+    );
+    scope.route<{ Params: { hubId: string } }>({
+      method: 'POST',
+      url: '/webhooks/line/:hubId',
+      bodyLimit: WEBHOOK_BODY_LIMIT,
+      handler: async (request, reply) => {
+        const signature = request.headers['x-line-signature'];
+        await deps.ingest.receiveWebhook(
+          request.params.hubId,
+          Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0),
+          typeof signature === 'string' ? signature : undefined,
+          request.headers['content-type'],
+        );
+        return reply.type(JSON_TYPE).send({});
+      },
+    });
+    scope.route({
+      method: OTHER_METHODS.filter((m) => m !== 'POST'),
+      url: '/webhooks/line/:hubId',
+      onRequest: onlyMethods('POST'),
+      handler: onlyMethods('POST'),
+    });
+  });
+
+  void app.register(async (scope) => {
+    // Authenticate from the headers before any body is read.
+    scope.addHook('onRequest', async (request, reply) => {
+      const { hubId } = request.params as { hubId: string };
+      const { headers } = await authenticateIngest(
+        request.headers.authorization,
+        hubId,
+        deps.keys,
+        deps.rateLimiter,
+      );
+      reply.headers(headers);
+    });
+    scope.route<{ Params: { hubId: string }; Body: unknown }>({
+      method: 'POST',
+      url: '/ingest/line/:hubId/messages',
+      bodyLimit: INGEST_BODY_LIMIT,
+      handler: async (request, reply) => {
+        const outcome = await deps.ingest.recordMessages(request.params.hubId, request.body);
+        return reply.type(JSON_TYPE).send({ stored: outcome.stored, duplicates: outcome.duplicates });
+      },
+    });
+    scope.route<{ Params: { hubId: string; lineId: string }; Body: unknown }>({
+      method: 'PUT',
+      url: '/ingest/line/:hubId/contacts/:lineId',
+      handler: async (request, reply) => {
+        const contact = await deps.ingest.linkContact(
+          request.params.hubId,
+          request.params.lineId,
+          request.body,
+        );
+        return reply.type(JSON_TYPE).send(contact);
+      },
+    });
+  });
+  // Wrong methods answer 405 without asking for a key.
+  app.route({
+    method: OTHER_METHODS.filter((m) => m !== 'POST'),
+    url: '/ingest/line/:hubId/messages',
+    onRequest: onlyMethods('POST'),
+    handler: onlyMethods('POST'),
+  });
+  app.route({
+    method: OTHER_METHODS.filter((m) => m !== 'PUT'),
+    url: '/ingest/line/:hubId/contacts/:lineId',
+    onRequest: onlyMethods('PUT'),
+    handler: onlyMethods('PUT'),
+  });
+}

@@ -1,0 +1,199 @@
+/**
+ * Data in, live: LINE webhooks, account-side messages from the ingest API, and linking a LINE
+ * friend to a HubSpot contact. Everything a request brings commits durably, all or nothing,
+ * before the answer.
+ */
+import { randomUUID } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
+import { parseTimestamp } from '../../lib/calendar.js';
+import { AppError } from '../../lib/errors.js';
+import type { SecretBox } from '../../lib/secrets.js';
+import type { Contact, IngestOperation, IngestOutcome, Store } from '../../store/store.js';
+import { fetchDisplayName, type ProfileLookup } from '../contacts/line-profile.js';
+import { isValidHubId } from '../hubs/hubs.usecases.js';
+import { InvalidWebhookBody, isValidLineSignature, translateWebhook } from './line.webhook.js';
+
+export const MAX_INGEST_MESSAGES = 1000;
+const MAX_TEXT = 100_000;
+const MAX_ID = 200;
+
+export interface IngestDeps {
+  store: Store;
+  secrets: SecretBox;
+  log: FastifyBaseLogger;
+  lineApiBaseUrl: string;
+  clock?: () => number;
+}
+
+function invalidBody(message: string): AppError {
+  return new AppError('invalid_body', 400, message);
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+export class IngestService {
+  private readonly clock: () => number;
+  private readonly lookupsInFlight = new Set<string>();
+
+  constructor(private readonly deps: IngestDeps) {
+    this.clock = deps.clock ?? Date.now;
+  }
+
+  /**
+   * POST /webhooks/line/:hubId. The signature is checked before anything is parsed; an unknown
+   * hub, a hub without a channel secret and a bad signature all answer the same 401.
+   */
+  async receiveWebhook(
+    hubId: string,
+    rawBody: Buffer,
+    signature: string | undefined,
+    contentType: string | undefined,
+  ) {
+    const refused = () =>
+      new AppError('invalid_signature', 401, 'the X-Line-Signature header is missing or wrong');
+    if (!isValidHubId(hubId)) throw refused();
+    const hub = await this.deps.store.hubs.get(hubId);
+    if (!hub?.lineChannelSecretEncrypted) throw refused();
+    if (
+      !isValidLineSignature(this.deps.secrets.decrypt(hub.lineChannelSecretEncrypted), rawBody, signature)
+    ) {
+      throw refused();
+    }
+    if (!/^application\/json\s*(;|$)/i.test(contentType ?? '')) {
+      throw new AppError(
+        'unsupported_media_type',
+        415,
+        'a LINE webhook body must be sent as application/json',
+      );
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(rawBody.toString('utf8'));
+    } catch {
+      throw invalidBody('the body is not valid JSON');
+    }
+    const now = this.clock();
+    let translation: ReturnType<typeof translateWebhook>;
+    try {
+      translation = translateWebhook(body, now);
+    } catch (error) {
+      if (error instanceof InvalidWebhookBody) throw invalidBody(error.message);
+      throw error;
+    }
+    if (translation.operations.length === 0) return;
+    const outcome = await this.deps.store.messages.ingest(hubId, translation.operations, now);
+    if (hub.lineChannelAccessTokenEncrypted) {
+      const created = new Set(outcome.contactsCreated);
+      const wanted = translation.profileCandidates.filter((c) => created.has(c.lineId));
+      // Follow events ask again: the friend may have changed their name while away.
+      for (const op of translation.operations) {
+        if (op.kind === 'follow' && !created.has(op.lineId)) {
+          const candidate = translation.profileCandidates.find((c) => c.lineId === op.lineId);
+          if (candidate) wanted.push(candidate);
+        }
+      }
+      for (const lookup of wanted) this.lookUpDisplayName(hubId, hub.lineChannelAccessTokenEncrypted, lookup);
+    }
+  }
+
+  /** Fire and forget: the name arrives when LINE answers; the message is already stored. */
+  private lookUpDisplayName(hubId: string, tokenEncrypted: Buffer, lookup: ProfileLookup): void {
+    const flight = `${hubId} ${lookup.lineId}`;
+    if (this.lookupsInFlight.has(flight)) return;
+    this.lookupsInFlight.add(flight);
+    const token = this.deps.secrets.decrypt(tokenEncrypted);
+    void fetchDisplayName(this.deps.lineApiBaseUrl, token, lookup, this.deps.log)
+      .then(async (name) => {
+        if (name === undefined) return;
+        await this.deps.store.messages.ingest(
+          hubId,
+          [{ kind: 'contact', lineId: lookup.lineId, name, onlyIfNameEmpty: true }],
+          this.clock(),
+        );
+      })
+      .catch((error: unknown) => this.deps.log.warn({ err: error }, 'could not store a LINE display name'))
+      .finally(() => this.lookupsInFlight.delete(flight));
+  }
+
+  /** POST /ingest/line/:hubId/messages: account-side messages, all or nothing. */
+  async recordMessages(hubId: string, body: unknown): Promise<IngestOutcome> {
+    if (!Array.isArray(body)) throw invalidBody('the body must be a JSON array of messages');
+    if (body.length > MAX_INGEST_MESSAGES) {
+      throw invalidBody(`at most ${MAX_INGEST_MESSAGES} messages per request, got ${body.length}`);
+    }
+    const now = this.clock();
+    const operations: IngestOperation[] = body.map((item, index) =>
+      this.readAccountMessage(item, index, now),
+    );
+    return this.deps.store.messages.ingest(hubId, operations, now);
+  }
+
+  private readAccountMessage(item: unknown, index: number, now: number): IngestOperation {
+    const at = (field: string, problem: string) => invalidBody(`[${index}].${field}: ${problem}`);
+    if (!isObject(item)) throw invalidBody(`[${index}]: must be a JSON object`);
+    const text = (field: string, max: number, required: boolean): string | undefined => {
+      const value = item[field];
+      if (value === undefined || value === null) {
+        if (required) throw at(field, 'is required');
+        return undefined;
+      }
+      if (typeof value !== 'string') throw at(field, 'must be a string');
+      if (value.length > max) throw at(field, `must be at most ${max} characters`);
+      return value;
+    };
+    const lineId = text('lineId', MAX_ID, true) ?? '';
+    if (lineId === '') throw at('lineId', 'must not be empty');
+    const msg = text('msg', MAX_TEXT, true) ?? '';
+    const contentType = text('contentType', 50, false) ?? 'text';
+    if (contentType === '') throw at('contentType', 'must not be empty');
+    const sender = text('sender', MAX_ID, false) ?? 'You';
+    const id = text('id', MAX_ID, false);
+    if (id === '') throw at('id', 'must not be empty');
+    const createdAtText = text('createdAt', 40, false);
+    let createdAt = now;
+    if (createdAtText !== undefined) {
+      const parsed = parseTimestamp(createdAtText);
+      if (parsed === undefined)
+        throw at('createdAt', 'must be an ISO 8601 time such as 2019-11-03T10:15:00.000Z');
+      createdAt = parsed;
+    }
+    return {
+      kind: 'message',
+      lineId,
+      sender,
+      msg,
+      contentType,
+      createdAt,
+      sourceId: `ingest:${id ?? randomUUID()}`,
+      sourceKind: null,
+      sourceChatId: null,
+    };
+  }
+
+  /** PUT /ingest/line/:hubId/contacts/:lineId: link the friend to a HubSpot contact, set the name. */
+  async linkContact(hubId: string, lineId: string, body: unknown): Promise<Contact> {
+    if (lineId === '' || lineId.length > MAX_ID)
+      throw invalidBody(`lineId must be 1 to ${MAX_ID} characters`);
+    if (!isObject(body)) throw invalidBody('the body must be a JSON object {vid?, name?}');
+    let vid: string | undefined;
+    if (body.vid !== undefined && body.vid !== null) {
+      if (typeof body.vid === 'number' && Number.isSafeInteger(body.vid) && body.vid >= 0)
+        vid = String(body.vid);
+      else if (typeof body.vid === 'string' && body.vid.length <= 100) vid = body.vid;
+      else throw invalidBody('vid: must be a string (or a whole number) of at most 100 characters');
+    }
+    let name: string | undefined;
+    if (body.name !== undefined && body.name !== null) {
+      if (typeof body.name !== 'string' || body.name.length > MAX_ID) {
+        throw invalidBody(`name: must be a string of at most ${MAX_ID} characters`);
+      }
+      name = body.name;
+    }
+    await this.deps.store.messages.ingest(hubId, [{ kind: 'contact', lineId, vid, name }], this.clock());
+    const contact = await this.deps.store.contacts.get(hubId, lineId);
+    if (!contact) throw new Error('the contact vanished after it was written');
+    return contact;
+  }
+}
