@@ -61,13 +61,16 @@ export interface TestServer extends TestStore {
   request(pathAndQuery: string, init?: RequestInit): Promise<Response>;
 }
 
-export async function startTestServer(options: { logLevel?: string } = {}): Promise<TestServer> {
+export async function startTestServer(
+  options: { logLevel?: string; lineApiBaseUrl?: string } = {},
+): Promise<TestServer> {
   const base = await createTestStore();
   const logs = new LogCapture();
   const { app } = buildApp({
     store: base.store,
     secrets: createSecretBox(TEST_SECRET),
     logger: createLogger(options.logLevel ?? 'info', logs),
+    lineApiBaseUrl: options.lineApiBaseUrl,
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();

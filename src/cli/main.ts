@@ -95,16 +95,25 @@ export function buildProgram(): Command {
     .description('create a hub, or update the settings given (the others keep their value)')
     .option('--time-zone <zone>', 'IANA time zone the days of from/to are read in (default UTC)')
     .option('--line-channel-secret <secret>', "the LINE channel's secret, to verify its webhooks")
-    .action(async (hubId: string, options: { timeZone?: string; lineChannelSecret?: string }) => {
-      await withRuntime(globals(), async ({ hubs }) => {
-        const { hub: saved, created } = await hubs.add(hubId, options);
-        process.stderr.write(
-          `chatlog: hub ${saved.id} ${created ? 'created' : 'updated'} (time zone ${saved.timeZone}, LINE channel secret ${
-            saved.lineChannelSecretEncrypted ? 'set' : 'not set'
-          })\n`,
-        );
-      });
-    });
+    .option(
+      '--line-channel-access-token <token>',
+      "the LINE channel's access token, to look up display names",
+    )
+    .action(
+      async (
+        hubId: string,
+        options: { timeZone?: string; lineChannelSecret?: string; lineChannelAccessToken?: string },
+      ) => {
+        await withRuntime(globals(), async ({ hubs }) => {
+          const { hub: saved, created } = await hubs.add(hubId, options);
+          process.stderr.write(
+            `chatlog: hub ${saved.id} ${created ? 'created' : 'updated'} (time zone ${saved.timeZone}, LINE channel secret ${
+              saved.lineChannelSecretEncrypted ? 'set' : 'not set'
+            }, access token ${saved.lineChannelAccessTokenEncrypted ? 'set' : 'not set'})\n`,
+          );
+        });
+      },
+    );
 
   const key = program.command('key').description('API keys');
   key

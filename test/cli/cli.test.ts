@@ -54,7 +54,10 @@ test('hub add creates, then updates only what is given; bad input is one clear l
   assert.equal(created.code, 0, created.stderr);
   assert.match(created.stderr, /hub 6662225 created \(time zone Asia\/Tokyo/);
   const updated = chatlog(['hub', 'add', '6662225', '--line-channel-secret', 'abcdef0123456789']);
-  assert.match(updated.stderr, /updated \(time zone Asia\/Tokyo, LINE channel secret set\)/);
+  assert.match(
+    updated.stderr,
+    /updated \(time zone Asia\/Tokyo, LINE channel secret set, access token not set\)/,
+  );
   assert.doesNotMatch(updated.stderr + updated.stdout, /abcdef0123456789/);
   assertUserError(chatlog(['hub', 'add', 'abc']), /^chatlog: hub id must be 1 to 20 digits/);
   assertUserError(chatlog(['hub', 'add', '1', '--time-zone', 'Mars/Base']), /unknown time zone/);

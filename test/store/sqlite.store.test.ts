@@ -52,3 +52,22 @@ test('a reader that stops early gives its connection back', async () => {
   for await (const batch of t.store.messages.stream({ hubId: '2' })) count += batch.length;
   assert.equal(count, 2000);
 });
+
+test('a long read hands the event loop back between batches', async () => {
+  await t.hubs.add('3', {});
+  await storeMessages(
+    t.store,
+    '3',
+    Array.from({ length: 5000 }, (_, i) => message({ createdAt: i })),
+  );
+  let batchesBeforeOtherWork = 0;
+  let otherWorkRan = false;
+  setImmediate(() => {
+    otherWorkRan = true;
+  });
+  for await (const _batch of t.store.messages.stream({ hubId: '3' })) {
+    if (!otherWorkRan) batchesBeforeOtherWork += 1;
+  }
+  assert.ok(otherWorkRan);
+  assert.ok(batchesBeforeOtherWork <= 2, `other work waited for ${batchesBeforeOtherWork} batches`);
+});

@@ -35,7 +35,11 @@ export class HubService {
   /** Creates the hub, or changes only the settings given. */
   async add(
     hubId: string,
-    settings: { timeZone?: string | undefined; lineChannelSecret?: string | undefined },
+    settings: {
+      timeZone?: string | undefined;
+      lineChannelSecret?: string | undefined;
+      lineChannelAccessToken?: string | undefined;
+    },
   ): Promise<{ hub: Hub; created: boolean }> {
     requireHubId(hubId);
     let timeZone: string | undefined;
@@ -51,7 +55,18 @@ export class HubService {
       }
       lineChannelSecretEncrypted = this.secrets.encrypt(settings.lineChannelSecret);
     }
-    return this.store.hubs.upsert(hubId, { timeZone, lineChannelSecretEncrypted }, this.clock());
+    let lineChannelAccessTokenEncrypted: Buffer | undefined;
+    if (settings.lineChannelAccessToken !== undefined) {
+      if (!/^[\x21-\x7e]{8,2048}$/.test(settings.lineChannelAccessToken)) {
+        throw new UserError('the LINE channel access token must be 8 to 2048 printable ASCII characters');
+      }
+      lineChannelAccessTokenEncrypted = this.secrets.encrypt(settings.lineChannelAccessToken);
+    }
+    return this.store.hubs.upsert(
+      hubId,
+      { timeZone, lineChannelSecretEncrypted, lineChannelAccessTokenEncrypted },
+      this.clock(),
+    );
   }
 
   /** The hub, created with default settings when it does not exist yet. */
