@@ -1,0 +1,192 @@
+/** CONTRACT §6.2: the ingest API (account-side messages, contact linking), read back through the API. */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { body, messageEvent, signed, USER } from '../fixtures/line.js';
+import { rawRequest, startTestServer, type TestServer } from '../helpers.js';
+
+let server: TestServer;
+let ingestKey: string;
+let readKey: string;
+let otherHubIngestKey: string;
+const HUB = '4242';
+const SECRET = 'line-channel-secret-for-ingest-test';
+
+function ingest(path: string, payload: unknown, key: string | null = ingestKey, method = 'POST') {
+  const raw = typeof payload === 'string' ? payload : JSON.stringify(payload);
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (key !== null) headers.authorization = `Bearer ${key}`;
+  return rawRequest(server.url, method, path, headers, raw);
+}
+
+const messagesPath = `/ingest/line/${HUB}/messages`;
+
+async function answer() {
+  const res = await rawRequest(server.url, 'GET', `/api/line/${HUB}/messages?apikey=${readKey}`);
+  return JSON.parse(res.body.toString()) as Array<{
+    lineId: string;
+    vid: string;
+    name: string;
+    messages: Array<Record<string, string>>;
+  }>;
+}
+
+const code = (res: { body: Buffer }) => JSON.parse(res.body.toString()).error.code;
+
+before(async () => {
+  server = await startTestServer();
+  await server.hubs.add(HUB, { lineChannelSecret: SECRET });
+  await server.hubs.add('5353', {});
+  ingestKey = (await server.keys.issue(HUB, 'ingest', 'sender')).key;
+  readKey = (await server.keys.issue(HUB, 'read', 'reader')).key;
+  otherHubIngestKey = (await server.keys.issue('5353', 'ingest', '')).key;
+});
+after(() => server.close());
+
+describe('authentication', () => {
+  test('no key, a bad key, a read key, another hub, a bad hub id: refused before the body is read', async () => {
+    assert.equal(code(await ingest(messagesPath, [], null)), 'missing_api_key');
+    assert.equal(code(await ingest(messagesPath, [], 'chl_garbage')), 'invalid_api_key');
+    const asRead = await ingest(messagesPath, [], readKey);
+    assert.deepEqual([asRead.status, code(asRead)], [401, 'invalid_api_key']);
+    const other = await ingest(messagesPath, [], otherHubIngestKey);
+    assert.deepEqual([other.status, code(other)], [403, 'forbidden']);
+    assert.equal(code(await ingest('/ingest/line/x1/messages', [])), 'invalid_hub_id');
+    const badJsonNoKey = await ingest(messagesPath, '{not json', null);
+    assert.equal(badJsonNoKey.status, 401);
+    const basic = await rawRequest(
+      server.url,
+      'POST',
+      messagesPath,
+      { authorization: `Basic ${ingestKey}`, 'content-type': 'application/json' },
+      '[]',
+    );
+    assert.equal(basic.status, 401);
+  });
+
+  test('an ingest key cannot read', async () => {
+    const res = await rawRequest(server.url, 'GET', `/api/line/${HUB}/messages?apikey=${ingestKey}`);
+    assert.deepEqual([res.status, code(res)], [401, 'invalid_api_key']);
+  });
+});
+
+describe('account-side messages', () => {
+  test('defaults: sender "You", contentType text, createdAt now; id makes a retry harmless', async () => {
+    const before = Date.now();
+    const batch = [
+      { lineId: 'Uacc1', msg: 'Thanks for your order!\n🎁', id: 'crm-1' },
+      {
+        lineId: 'Uacc1',
+        msg: '[Sticker]\nID: 1',
+        contentType: 'sticker',
+        createdAt: '2019-11-03T10:00:00.000Z',
+        sender: 'Support',
+        id: 'crm-2',
+      },
+    ];
+    const first = await ingest(messagesPath, batch);
+    assert.equal(first.status, 200);
+    assert.deepEqual(JSON.parse(first.body.toString()), { stored: 2, duplicates: 0 });
+    const retry = await ingest(messagesPath, batch);
+    assert.deepEqual(JSON.parse(retry.body.toString()), { stored: 0, duplicates: 2 });
+    const contacts = await answer();
+    const messages = contacts.find((c) => c.lineId === 'Uacc1')?.messages ?? [];
+    assert.equal(messages.length, 2);
+    assert.deepEqual(messages[0], {
+      sender: 'Support',
+      msg: '[Sticker]\nID: 1',
+      contentType: 'sticker',
+      createdAt: '2019-11-03T10:00:00.000Z',
+    });
+    assert.equal(messages[1]?.sender, 'You');
+    assert.equal(messages[1]?.contentType, 'text');
+    assert.ok(Date.parse(messages[1]?.createdAt ?? '') >= before - 1000);
+  });
+
+  test('a bad record answers 400 naming its index and field, and nothing of the batch is stored', async () => {
+    const cases: Array<[unknown, RegExp]> = [
+      [
+        [
+          { lineId: 'Ubad', msg: 'ok' },
+          { lineId: 'Ubad', msg: 5 },
+        ],
+        /\[1\]\.msg: must be a string/,
+      ],
+      [[{ lineId: 'Ubad', msg: 'ok' }, { msg: 'no line id' }], /\[1\]\.lineId: is required/],
+      [
+        [{ lineId: 'Ubad', msg: 'ok', createdAt: '2019-02-30T00:00:00Z' }],
+        /\[0\]\.createdAt: must be an ISO 8601/,
+      ],
+      [[{ lineId: 'Ubad', msg: 'ok', contentType: '' }], /\[0\]\.contentType: must not be empty/],
+      [['just a string'], /\[0\]: must be a JSON object/],
+      [{ lineId: 'Ubad', msg: 'not an array' }, /JSON array/],
+      [Array.from({ length: 1001 }, (_, i) => ({ lineId: 'Ubad', msg: String(i) })), /at most 1000/],
+    ];
+    for (const [payload, message] of cases) {
+      const res = await ingest(messagesPath, payload);
+      assert.equal(res.status, 400);
+      const error = JSON.parse(res.body.toString()).error;
+      assert.equal(error.code, 'invalid_body');
+      assert.match(error.message, message);
+    }
+    assert.equal(await server.store.contacts.get(HUB, 'Ubad'), undefined);
+    const notJson = await ingest(messagesPath, '[{"lineId":');
+    assert.deepEqual([notJson.status, code(notJson)], [400, 'invalid_body']);
+  });
+
+  test('1,000 messages in one request are accepted', async () => {
+    const batch = Array.from({ length: 1000 }, (_, i) => ({
+      lineId: 'Ubulk',
+      msg: `m${i}`,
+      id: `bulk-${i}`,
+      createdAt: new Date(Date.UTC(2020, 0, 1, 0, 0, 0, i)).toISOString(),
+    }));
+    const res = await ingest(messagesPath, batch);
+    assert.deepEqual(JSON.parse(res.body.toString()), { stored: 1000, duplicates: 0 });
+  });
+});
+
+describe('contact linking', () => {
+  test("PUT links the friend to a HubSpot contact; the friend's own messages, earlier ones too, carry the name", async () => {
+    const raw = body([
+      messageEvent(
+        { id: 'link-1', type: 'text', text: 'hello from the friend' },
+        { source: { type: 'user', userId: USER }, timestamp: 1_600_000_000_000 },
+      ),
+    ]);
+    assert.equal(
+      (await rawRequest(server.url, 'POST', `/webhooks/line/${HUB}`, signed(SECRET, raw), raw)).status,
+      200,
+    );
+    let friend = (await answer()).find((c) => c.lineId === USER);
+    assert.deepEqual([friend?.vid, friend?.name, friend?.messages[0]?.sender], ['', '', 'User']);
+
+    const res = await ingest(
+      `/ingest/line/${HUB}/contacts/${USER}`,
+      { vid: 101, name: 'shinobu' },
+      ingestKey,
+      'PUT',
+    );
+    assert.equal(res.status, 200);
+    assert.deepEqual(JSON.parse(res.body.toString()), { lineId: USER, vid: '101', name: 'shinobu' });
+    friend = (await answer()).find((c) => c.lineId === USER);
+    assert.deepEqual([friend?.vid, friend?.name, friend?.messages[0]?.sender], ['101', 'shinobu', 'shinobu']);
+
+    const renamed = await ingest(
+      `/ingest/line/${HUB}/contacts/${USER}`,
+      { name: 'Shinobu K.' },
+      ingestKey,
+      'PUT',
+    );
+    assert.deepEqual(JSON.parse(renamed.body.toString()), { lineId: USER, vid: '101', name: 'Shinobu K.' });
+    assert.equal((await answer()).find((c) => c.lineId === USER)?.messages[0]?.sender, 'Shinobu K.');
+  });
+
+  test('bad contact bodies are refused', async () => {
+    for (const payload of [{ vid: { x: 1 } }, { name: 42 }, [1], 'x']) {
+      const res = await ingest(`/ingest/line/${HUB}/contacts/Unew`, payload, ingestKey, 'PUT');
+      assert.equal(res.status, 400, JSON.stringify(payload));
+    }
+    const wrongMethod = await rawRequest(server.url, 'GET', `/ingest/line/${HUB}/contacts/Unew`);
+    assert.deepEqual([wrongMethod.status, wrongMethod.headers.allow], [405, 'PUT']);
+  });
+});
