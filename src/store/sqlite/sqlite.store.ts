@@ -163,16 +163,18 @@ export class SqliteStore implements Store {
         for (const migration of SQLITE_MIGRATIONS) {
           if (migration.version <= current) continue;
           this.db.exec(migration.sql);
-          this.db
-            .prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)')
-            .run(migration.version, migration.name, Date.now());
+          this.sql('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
+            migration.version,
+            migration.name,
+            Date.now(),
+          );
         }
       }),
     );
   }
 
   private schemaVersion(): number {
-    const row = this.db.prepare('SELECT MAX(version) AS version FROM schema_migrations').get() as {
+    const row = this.sql('SELECT MAX(version) AS version FROM schema_migrations').get() as {
       version: number | null;
     };
     return row.version ?? 0;
@@ -203,10 +205,22 @@ export class SqliteStore implements Store {
 
   /** The query plan of the streaming read, for tests that guard the index. */
   explainStream(): string[] {
-    const rows = this.db.prepare(`EXPLAIN QUERY PLAN ${STREAM_SQL}`).all('1', 0, 1) as Array<{
+    const rows = this.sql(`EXPLAIN QUERY PLAN ${STREAM_SQL}`).all('1', 0, 1) as Array<{
       detail: string;
     }>;
     return rows.map((row) => row.detail);
+  }
+
+  private readonly statements = new Map<string, Database.Statement>();
+
+  /** The writer connection's prepared statement for `text`, prepared once. */
+  private sql(text: string): Database.Statement {
+    let statement = this.statements.get(text);
+    if (!statement) {
+      statement = this.db.prepare(text);
+      this.statements.set(text, statement);
+    }
+    return statement;
   }
 
   /** BEGIN IMMEDIATE, waiting asynchronously (never blocking the event loop) while another process writes. */
@@ -264,37 +278,38 @@ export class SqliteStore implements Store {
 
   hubs: Store['hubs'] = {
     get: async (id) => {
-      const row = this.db.prepare('SELECT * FROM hubs WHERE id = ?').get(id) as HubRow | undefined;
+      const row = this.sql('SELECT * FROM hubs WHERE id = ?').get(id) as HubRow | undefined;
       return row ? toHub(row) : undefined;
     },
     upsert: (id, settings: HubSettings, now) =>
       this.serializeWrites(() =>
         this.inWriteTransaction(() => {
-          const existing = this.db.prepare('SELECT * FROM hubs WHERE id = ?').get(id) as HubRow | undefined;
+          const existing = this.sql('SELECT * FROM hubs WHERE id = ?').get(id) as HubRow | undefined;
           if (!existing) {
-            this.db
-              .prepare(
-                'INSERT INTO hubs (id, time_zone, line_channel_secret_encrypted, created_at) VALUES (?, ?, ?, ?)',
-              )
-              .run(id, settings.timeZone ?? 'UTC', settings.lineChannelSecretEncrypted ?? null, now);
+            this.sql(
+              'INSERT INTO hubs (id, time_zone, line_channel_secret_encrypted, created_at) VALUES (?, ?, ?, ?)',
+            ).run(id, settings.timeZone ?? 'UTC', settings.lineChannelSecretEncrypted ?? null, now);
           } else {
             if (settings.timeZone !== undefined) {
-              this.db
-                .prepare('UPDATE hubs SET time_zone = ?, data_version = data_version + 1 WHERE id = ?')
-                .run(settings.timeZone, id);
+              this.sql('UPDATE hubs SET time_zone = ?, data_version = data_version + 1 WHERE id = ?').run(
+                settings.timeZone,
+                id,
+              );
             }
             if (settings.lineChannelSecretEncrypted !== undefined) {
-              this.db
-                .prepare('UPDATE hubs SET line_channel_secret_encrypted = ? WHERE id = ?')
-                .run(settings.lineChannelSecretEncrypted, id);
+              this.sql('UPDATE hubs SET line_channel_secret_encrypted = ? WHERE id = ?').run(
+                settings.lineChannelSecretEncrypted,
+                id,
+              );
             }
           }
           if (settings.lineChannelAccessTokenEncrypted !== undefined) {
-            this.db
-              .prepare('UPDATE hubs SET line_channel_access_token_encrypted = ? WHERE id = ?')
-              .run(settings.lineChannelAccessTokenEncrypted, id);
+            this.sql('UPDATE hubs SET line_channel_access_token_encrypted = ? WHERE id = ?').run(
+              settings.lineChannelAccessTokenEncrypted,
+              id,
+            );
           }
-          const row = this.db.prepare('SELECT * FROM hubs WHERE id = ?').get(id) as HubRow;
+          const row = this.sql('SELECT * FROM hubs WHERE id = ?').get(id) as HubRow;
           return { hub: toHub(row), created: !existing };
         }),
       ),
@@ -304,66 +319,61 @@ export class SqliteStore implements Store {
     insert: (key) =>
       this.serializeWrites(() =>
         this.inWriteTransaction(() => {
-          this.db
-            .prepare(
-              `INSERT INTO api_keys (id, hub_id, scope, label, key_hash, key_encrypted, key_start, created_at,
+          this.sql(
+            `INSERT INTO api_keys (id, hub_id, scope, label, key_hash, key_encrypted, key_start, created_at,
                last_used_at, revoked_at, rate_limit_requests, rate_limit_per_seconds)
              VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-            )
-            .run(
-              key.id,
-              key.hubId,
-              key.scope,
-              key.label,
-              key.keyHash,
-              key.keyEncrypted,
-              key.keyStart,
-              key.createdAt,
-              key.lastUsedAt,
-              key.revokedAt,
-              key.rateLimit?.requests ?? null,
-              key.rateLimit?.perSeconds ?? null,
-            );
+          ).run(
+            key.id,
+            key.hubId,
+            key.scope,
+            key.label,
+            key.keyHash,
+            key.keyEncrypted,
+            key.keyStart,
+            key.createdAt,
+            key.lastUsedAt,
+            key.revokedAt,
+            key.rateLimit?.requests ?? null,
+            key.rateLimit?.perSeconds ?? null,
+          );
         }),
       ),
     findByHash: async (keyHash) => {
-      const row = this.db.prepare('SELECT * FROM api_keys WHERE key_hash = ?').get(keyHash) as
-        | KeyRow
-        | undefined;
+      const row = this.sql('SELECT * FROM api_keys WHERE key_hash = ?').get(keyHash) as KeyRow | undefined;
       return row ? toKey(row) : undefined;
     },
     findById: async (id) => {
-      const row = this.db.prepare('SELECT * FROM api_keys WHERE id = ?').get(id) as KeyRow | undefined;
+      const row = this.sql('SELECT * FROM api_keys WHERE id = ?').get(id) as KeyRow | undefined;
       return row ? toKey(row) : undefined;
     },
     listByHub: async (hubId) => {
-      const rows = this.db
-        .prepare('SELECT * FROM api_keys WHERE hub_id = ? ORDER BY created_at, id')
-        .all(hubId) as KeyRow[];
+      const rows = this.sql('SELECT * FROM api_keys WHERE hub_id = ? ORDER BY created_at, id').all(
+        hubId,
+      ) as KeyRow[];
       return rows.map(toKey);
     },
     revoke: (id, now) =>
       this.serializeWrites(() =>
         this.inWriteTransaction(
           () =>
-            this.db
-              .prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL')
-              .run(now, id).changes > 0,
+            this.sql('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(now, id)
+              .changes > 0,
         ),
       ),
     setRateLimit: (id, limit: RateLimit | null) =>
       this.serializeWrites(() =>
         this.inWriteTransaction(
           () =>
-            this.db
-              .prepare('UPDATE api_keys SET rate_limit_requests = ?, rate_limit_per_seconds = ? WHERE id = ?')
-              .run(limit?.requests ?? null, limit?.perSeconds ?? null, id).changes > 0,
+            this.sql(
+              'UPDATE api_keys SET rate_limit_requests = ?, rate_limit_per_seconds = ? WHERE id = ?',
+            ).run(limit?.requests ?? null, limit?.perSeconds ?? null, id).changes > 0,
         ),
       ),
     recordLastUsed: (uses) =>
       this.serializeWrites(async () => {
         if (uses.size === 0) return;
-        const update = this.db.prepare(
+        const update = this.sql(
           'UPDATE api_keys SET last_used_at = MAX(COALESCE(last_used_at, 0), ?) WHERE id = ?',
         );
         await this.inWriteTransaction(() => {
@@ -397,9 +407,10 @@ export class SqliteStore implements Store {
 
   contacts: Store['contacts'] = {
     get: async (hubId, lineId) =>
-      this.db
-        .prepare('SELECT line_id AS lineId, vid, name FROM contacts WHERE hub_id = ? AND line_id = ?')
-        .get(hubId, lineId) as Contact | undefined,
+      this.sql('SELECT line_id AS lineId, vid, name FROM contacts WHERE hub_id = ? AND line_id = ?').get(
+        hubId,
+        lineId,
+      ) as Contact | undefined,
   };
 
   /**
@@ -430,7 +441,7 @@ export class SqliteStore implements Store {
           outcomes.push({ failed: error });
         }
       }
-      const bump = db.prepare('UPDATE hubs SET data_version = data_version + 1 WHERE id = ?');
+      const bump = this.sql('UPDATE hubs SET data_version = data_version + 1 WHERE id = ?');
       for (const hubId of changedHubs) bump.run(hubId);
       db.exec('COMMIT');
     } catch (error) {
@@ -452,15 +463,17 @@ export class SqliteStore implements Store {
     const contactId = (lineId: string): number => {
       const known = ids.get(lineId);
       if (known !== undefined) return known;
-      const row = db.prepare('SELECT id FROM contacts WHERE hub_id = ? AND line_id = ?').get(hubId, lineId) as
+      const row = this.sql('SELECT id FROM contacts WHERE hub_id = ? AND line_id = ?').get(hubId, lineId) as
         | { id: number }
         | undefined;
       let id = row?.id;
       if (id === undefined) {
         id = Number(
-          db
-            .prepare('INSERT INTO contacts (hub_id, line_id, created_at) VALUES (?, ?, ?)')
-            .run(hubId, lineId, now).lastInsertRowid,
+          this.sql('INSERT INTO contacts (hub_id, line_id, created_at) VALUES (?, ?, ?)').run(
+            hubId,
+            lineId,
+            now,
+          ).lastInsertRowid,
         );
         outcome.contactsCreated.push(lineId);
       }
@@ -470,56 +483,56 @@ export class SqliteStore implements Store {
     for (const op of operations) {
       switch (op.kind) {
         case 'message': {
-          const unsent = db
-            .prepare('SELECT 1 FROM unsent_messages WHERE hub_id = ? AND source_id = ?')
-            .get(hubId, op.sourceId);
+          const unsent = this.sql('SELECT 1 FROM unsent_messages WHERE hub_id = ? AND source_id = ?').get(
+            hubId,
+            op.sourceId,
+          );
           if (unsent) {
             outcome.duplicates += 1;
             break;
           }
-          const result = db
-            .prepare(
-              `INSERT INTO messages (hub_id, contact_id, created_at, sender, msg, content_type, source_id,
+          const result = this.sql(
+            `INSERT INTO messages (hub_id, contact_id, created_at, sender, msg, content_type, source_id,
                  source_kind, source_chat_id)
                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (hub_id, source_id) DO NOTHING`,
-            )
-            .run(
-              hubId,
-              contactId(op.lineId),
-              op.createdAt,
-              op.sender,
-              op.msg,
-              op.contentType,
-              op.sourceId,
-              op.sourceKind,
-              op.sourceChatId,
-            );
+          ).run(
+            hubId,
+            contactId(op.lineId),
+            op.createdAt,
+            op.sender,
+            op.msg,
+            op.contentType,
+            op.sourceId,
+            op.sourceKind,
+            op.sourceChatId,
+          );
           if (result.changes > 0) outcome.stored += 1;
           else outcome.duplicates += 1;
           break;
         }
         case 'follow':
-          db.prepare('UPDATE contacts SET followed_at = ?, unfollowed_at = NULL WHERE id = ?').run(
+          this.sql('UPDATE contacts SET followed_at = ?, unfollowed_at = NULL WHERE id = ?').run(
             op.at,
             contactId(op.lineId),
           );
           break;
         case 'unfollow':
-          db.prepare('UPDATE contacts SET unfollowed_at = ? WHERE id = ?').run(op.at, contactId(op.lineId));
+          this.sql('UPDATE contacts SET unfollowed_at = ? WHERE id = ?').run(op.at, contactId(op.lineId));
           break;
         case 'unsend':
-          outcome.removed += db
-            .prepare('DELETE FROM messages WHERE hub_id = ? AND source_id = ?')
-            .run(hubId, op.sourceId).changes;
-          db.prepare(
+          outcome.removed += this.sql('DELETE FROM messages WHERE hub_id = ? AND source_id = ?').run(
+            hubId,
+            op.sourceId,
+          ).changes;
+          this.sql(
             'INSERT INTO unsent_messages (hub_id, source_id, unsent_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
           ).run(hubId, op.sourceId, op.at);
           break;
         case 'contact': {
           const id = contactId(op.lineId);
-          if (op.vid !== undefined) db.prepare('UPDATE contacts SET vid = ? WHERE id = ?').run(op.vid, id);
+          if (op.vid !== undefined) this.sql('UPDATE contacts SET vid = ? WHERE id = ?').run(op.vid, id);
           if (op.name !== undefined) {
-            db.prepare(
+            this.sql(
               op.onlyIfNameEmpty
                 ? "UPDATE contacts SET name = ? WHERE id = ? AND name = ''"
                 : 'UPDATE contacts SET name = ? WHERE id = ?',
@@ -566,12 +579,12 @@ export class SqliteStore implements Store {
     now: number,
   ): Promise<ImportOutcome> {
     const db = this.db;
-    const findContact = db.prepare('SELECT id, vid, name FROM contacts WHERE hub_id = ? AND line_id = ?');
-    const insertContact = db.prepare(
+    const findContact = this.sql('SELECT id, vid, name FROM contacts WHERE hub_id = ? AND line_id = ?');
+    const insertContact = this.sql(
       'INSERT INTO contacts (hub_id, line_id, vid, name, created_at) VALUES (?, ?, ?, ?, ?)',
     );
-    const updateContact = db.prepare('UPDATE contacts SET vid = ?, name = ? WHERE id = ?');
-    const insertMessage = db.prepare(
+    const updateContact = this.sql('UPDATE contacts SET vid = ?, name = ? WHERE id = ?');
+    const insertMessage = this.sql(
       `INSERT INTO messages (hub_id, contact_id, created_at, sender, msg, content_type, source_id)
        VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (hub_id, source_id) DO NOTHING`,
     );
@@ -620,12 +633,12 @@ export class SqliteStore implements Store {
 
     await this.beginWrite();
     try {
-      const hub = db.prepare('SELECT id FROM hubs WHERE id = ?').get(hubId);
+      const hub = this.sql('SELECT id FROM hubs WHERE id = ?').get(hubId);
       if (!hub) throw new Error(`hub ${hubId} does not exist`);
       // Nested db.transaction() calls become savepoints inside this one transaction.
       for await (const batch of batches) storeBatch(batch);
       if (outcome.inserted > 0 || outcome.contactsCreated > 0 || contactsChanged) {
-        db.prepare('UPDATE hubs SET data_version = data_version + 1 WHERE id = ?').run(hubId);
+        this.sql('UPDATE hubs SET data_version = data_version + 1 WHERE id = ?').run(hubId);
       }
       db.exec('COMMIT');
       return outcome;

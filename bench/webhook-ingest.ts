@@ -1,0 +1,145 @@
+/**
+ * Durable webhook ingest: events per second that `chatlog serve` (SQLite, synchronous=FULL,
+ * group commit) answers 200 to, with 32 concurrent signed senders, against a bare node:http
+ * server that verifies and parses the same bodies without storing (the ceiling), measured in the
+ * same run. Server, baseline and load each run in their own process.
+ *
+ *   node --import tsx bench/webhook-ingest.ts [--seconds 10] [--concurrency 32] [--events-per-request 1]
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createSecretBox } from '../src/lib/secrets.js';
+import { HubService } from '../src/modules/hubs/hubs.usecases.js';
+import { SqliteStore } from '../src/store/sqlite/sqlite.store.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const SECRET = 'chatlog-bench-webhook-secret-0123456789';
+const CHANNEL_SECRET = 'bench-channel-secret-0001';
+const HUB = '900002';
+
+function option(name: string, fallback: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
+}
+const seconds = option('seconds', 10);
+const concurrency = option('concurrency', 32);
+const perRequest = option('events-per-request', 1);
+
+function waitForLine(
+  child: ChildProcess,
+  stream: 'stdout' | 'stderr',
+  pattern: RegExp,
+): Promise<RegExpExecArray> {
+  return new Promise((resolve, reject) => {
+    let seen = '';
+    child[stream]?.on('data', (chunk: Buffer) => {
+      seen += chunk.toString();
+      const match = pattern.exec(seen);
+      if (match) resolve(match);
+    });
+    child.once('exit', (code) => reject(new Error(`exited ${code}: ${seen}`)));
+  });
+}
+
+interface LoadResult {
+  seconds: number;
+  requests: number;
+  acknowledgedEvents: number;
+  failed: number;
+  eventsPerSecond: number;
+  p50ms: number;
+  p99ms: number;
+}
+
+async function load(url: string, prefix: string): Promise<LoadResult> {
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      path.join(ROOT, 'bench', 'webhook-load.ts'),
+      url,
+      CHANNEL_SECRET,
+      String(concurrency),
+      String(seconds),
+      String(perRequest),
+      prefix,
+    ],
+    { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const match = await waitForLine(child, 'stdout', /^(\{.*\})\n/m);
+  return JSON.parse(match[1] ?? '{}') as LoadResult;
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'chatlog-bench-webhook-'));
+const children: ChildProcess[] = [];
+try {
+  const store = new SqliteStore({ dataDir });
+  await store.migrate();
+  await new HubService(store, createSecretBox(SECRET)).add(HUB, { lineChannelSecret: CHANNEL_SECRET });
+  await store.close();
+
+  const baseline = spawn(
+    process.execPath,
+    ['--import', 'tsx', path.join(ROOT, 'bench', 'webhook-baseline-server.ts'), CHANNEL_SECRET],
+    {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  children.push(baseline);
+  const basePort = (await waitForLine(baseline, 'stdout', /listening on (\d+)/))[1];
+  const ceiling = await load(`http://127.0.0.1:${basePort}/webhooks/line/${HUB}`, 'base');
+  await stop(baseline);
+
+  const server = spawn(process.execPath, [path.join(ROOT, 'bin', 'chatlog'), 'serve', '--port', '0'], {
+    cwd: ROOT,
+    env: { ...process.env, CHATLOG_DATA_DIR: dataDir, CHATLOG_SECRET: SECRET, LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  children.push(server);
+  const url = (await waitForLine(server, 'stderr', /listening on (http:\S+)/))[1];
+  const chatlog = await load(`${url}/webhooks/line/${HUB}`, 'chatlog');
+  await stop(server);
+
+  // Every acknowledged event must be in the store.
+  const check = new SqliteStore({ dataDir });
+  let stored = 0;
+  for await (const batch of check.messages.stream({ hubId: HUB })) stored += batch.length;
+  await check.close();
+
+  const row = (name: string, r: LoadResult) =>
+    `${name.padEnd(28)} ${Math.round(r.eventsPerSecond).toLocaleString('en-US').padStart(9)} ${r.p50ms.toFixed(1).padStart(7)} ${r.p99ms.toFixed(1).padStart(7)} ${String(r.failed).padStart(6)}`;
+  console.log(
+    `\nwebhook ingest: ${concurrency} concurrent senders, ${perRequest} event(s) per request, ${seconds} s each\n`,
+  );
+  console.log(
+    `${'server'.padEnd(28)} ${'events/s'.padStart(9)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'failed'.padStart(6)}`,
+  );
+  console.log(row('bare node:http (ceiling)', ceiling));
+  console.log(row('chatlog, durable (SQLite)', chatlog));
+  console.log(`\nratio to the ceiling: ${(chatlog.eventsPerSecond / ceiling.eventsPerSecond).toFixed(2)}`);
+  console.log(
+    `acknowledged ${chatlog.acknowledgedEvents} events; stored ${stored} (${stored >= chatlog.acknowledgedEvents ? 'none lost' : 'LOST SOME'})`,
+  );
+  const results = path.join(ROOT, 'bench', 'results');
+  fs.mkdirSync(results, { recursive: true });
+  fs.writeFileSync(
+    path.join(results, `webhook-ingest-${new Date().toISOString().slice(0, 10)}.json`),
+    `${JSON.stringify({ date: new Date().toISOString(), concurrency, perRequest, seconds, ceiling, chatlog, stored, ratio: chatlog.eventsPerSecond / ceiling.eventsPerSecond }, null, 2)}\n`,
+  );
+  if (stored < chatlog.acknowledgedEvents) process.exitCode = 1;
+} finally {
+  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+  fs.rmSync(dataDir, { recursive: true, force: true });
+}
