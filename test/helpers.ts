@@ -162,3 +162,26 @@ export async function socketRequest(baseUrl: string, bytes: Buffer | string): Pr
     socket.setTimeout(5000, () => socket.destroy(new Error('socket timed out')));
   });
 }
+
+/** A TCP port that was free a moment ago (for child processes that must be told their port). */
+export async function freePort(): Promise<number> {
+  const net = await import('node:net');
+  return new Promise((resolve) => {
+    const probe = net.createServer().listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+/** Waits until a child process prints `text` on stderr; rejects if it exits first. */
+export function waitForStderr(child: import('node:child_process').ChildProcess, text: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let seen = '';
+    child.stderr?.on('data', (chunk: Buffer) => {
+      seen += chunk.toString();
+      if (seen.includes(text)) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`exited (${code}) before printing "${text}": ${seen}`)));
+  });
+}

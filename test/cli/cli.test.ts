@@ -2,11 +2,10 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { tempDir } from '../helpers.js';
+import { freePort, tempDir, waitForStderr } from '../helpers.js';
 
 const BIN = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin', 'chatlog');
 let dataDir: string;
@@ -26,15 +25,6 @@ function chatlog(args: string[], input?: string) {
     timeout: 60_000,
   });
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const probe = net.createServer().listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
 }
 
 function assertUserError(result: { code: number | null; stdout: string; stderr: string }, pattern: RegExp) {
@@ -178,14 +168,7 @@ test('demo, serve and export: the printed curl works, and export is byte-identic
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   try {
-    await new Promise<void>((resolve, reject) => {
-      let seen = '';
-      server.stderr?.on('data', (chunk: Buffer) => {
-        seen += chunk.toString();
-        if (seen.includes('listening on')) resolve();
-      });
-      server.on('exit', (code) => reject(new Error(`serve exited ${code}: ${seen}`)));
-    });
+    await waitForStderr(server, 'listening on');
     const response = await fetch(url);
     assert.equal(response.status, 200);
     const body = Buffer.from(await response.arrayBuffer());

@@ -6,7 +6,6 @@ import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -15,7 +14,7 @@ import { HubService } from '../../src/modules/hubs/hubs.usecases.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite.store.js';
 import type { MessageRow } from '../../src/store/store.js';
 import { body, messageEvent, signed } from '../fixtures/line.js';
-import { TEST_SECRET, tempDir } from '../helpers.js';
+import { freePort, TEST_SECRET, tempDir, waitForStderr } from '../helpers.js';
 
 const BIN = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin', 'chatlog');
 const CHANNEL_SECRET = 'crash-test-channel-secret-0001';
@@ -31,28 +30,12 @@ function env(port: number) {
   };
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const probe = net.createServer().listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
-
 async function startServe(port: number): Promise<ChildProcess> {
   const child = spawn(process.execPath, [BIN, 'serve'], {
     env: env(port),
     stdio: ['ignore', 'ignore', 'pipe'],
   });
-  await new Promise<void>((resolve, reject) => {
-    let seen = '';
-    child.stderr?.on('data', (chunk: Buffer) => {
-      seen += chunk.toString();
-      if (seen.includes('listening on')) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`serve exited early (${code}): ${seen}`)));
-  });
+  await waitForStderr(child, 'listening on');
   return child;
 }
 
