@@ -10,6 +10,13 @@ export interface Config {
   dataDir: string;
   /** PostgreSQL connection string; unset means the embedded SQLite store. */
   databaseUrl: string | undefined;
+  /** PostgreSQL read replica for the read API's streaming answers. */
+  databaseReadUrl: string | undefined;
+  /** PostgreSQL schema of chatlog's tables (created when missing); `public` when unset. */
+  pgSchema: string | undefined;
+  pgPoolSize: number;
+  pgStatementTimeoutMs: number;
+  pgConnectTimeoutMs: number;
   /** Redis connection string for shared rate-limit counters. */
   redisUrl: string | undefined;
   port: number;
@@ -41,6 +48,31 @@ export const SETTINGS: readonly SettingDoc[] = [
     env: 'DATABASE_URL',
     default: '(unset)',
     doc: 'PostgreSQL connection string; unset means SQLite in CHATLOG_DATA_DIR.',
+  },
+  {
+    env: 'DATABASE_READ_URL',
+    default: '(unset)',
+    doc: "PostgreSQL read replica for the read API's answers.",
+  },
+  {
+    env: 'CHATLOG_PG_SCHEMA',
+    default: 'public',
+    doc: "PostgreSQL schema of chatlog's tables (created when missing).",
+  },
+  {
+    env: 'CHATLOG_PG_POOL_SIZE',
+    default: '10',
+    doc: 'Connections per pool (one pool for writes, one for streaming reads).',
+  },
+  {
+    env: 'CHATLOG_PG_STATEMENT_TIMEOUT_MS',
+    default: '5000',
+    doc: 'Longest a statement (or one fetch of a stream) may run.',
+  },
+  {
+    env: 'CHATLOG_PG_CONNECT_TIMEOUT_MS',
+    default: '2000',
+    doc: 'Longest to wait for a connection before answering 503.',
   },
   { env: 'REDIS_URL', default: '(unset)', doc: 'Redis for rate-limit counters shared by several nodes.' },
   { env: 'PORT', default: '3000', doc: 'TCP port of `chatlog serve`.' },
@@ -93,6 +125,21 @@ export function loadConfig(
   return {
     dataDir: path.resolve(overrides.dataDir ?? nonEmpty(env.CHATLOG_DATA_DIR) ?? './data'),
     databaseUrl: nonEmpty(env.DATABASE_URL),
+    databaseReadUrl: nonEmpty(env.DATABASE_READ_URL),
+    pgSchema: pgSchema(nonEmpty(env.CHATLOG_PG_SCHEMA)),
+    pgPoolSize: integer('CHATLOG_PG_POOL_SIZE', nonEmpty(env.CHATLOG_PG_POOL_SIZE) ?? '10', 1, 1000),
+    pgStatementTimeoutMs: integer(
+      'CHATLOG_PG_STATEMENT_TIMEOUT_MS',
+      nonEmpty(env.CHATLOG_PG_STATEMENT_TIMEOUT_MS) ?? '5000',
+      100,
+      3_600_000,
+    ),
+    pgConnectTimeoutMs: integer(
+      'CHATLOG_PG_CONNECT_TIMEOUT_MS',
+      nonEmpty(env.CHATLOG_PG_CONNECT_TIMEOUT_MS) ?? '2000',
+      100,
+      600_000,
+    ),
     redisUrl: nonEmpty(env.REDIS_URL),
     port: integer('PORT', port, 0, 65535),
     host: overrides.host ?? nonEmpty(env.HOST) ?? '127.0.0.1',
@@ -107,6 +154,14 @@ export function loadConfig(
     publicUrl: nonEmpty(env.CHATLOG_PUBLIC_URL)?.replace(/\/+$/, ''),
     lineApiBaseUrl: lineApiBaseUrl(nonEmpty(env.LINE_API_BASE_URL) ?? 'https://api.line.me'),
   };
+}
+
+function pgSchema(raw: string | undefined): string | undefined {
+  if (raw === undefined || raw === 'public') return undefined;
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(raw)) {
+    throw new UserError(`CHATLOG_PG_SCHEMA must be a lower-case SQL identifier, got "${raw}"`);
+  }
+  return raw;
 }
 
 function lineApiBaseUrl(raw: string): string {

@@ -1,16 +1,21 @@
-/** Opens the store the configuration names: SQLite in the data directory unless DATABASE_URL is set. */
+/** Opens the store the configuration names: PostgreSQL when DATABASE_URL is set, else SQLite in the data directory. */
 import type { Config } from '../config.js';
-import { UserError } from '../lib/errors.js';
+import { PostgresStore } from './postgres/postgres.store.js';
 import { SqliteStore } from './sqlite/sqlite.store.js';
 import type { Store } from './store.js';
 
-export async function openStore(config: Config): Promise<Store> {
-  if (config.databaseUrl !== undefined) {
-    throw new UserError(
-      'DATABASE_URL is set, but this version of chatlog runs on its embedded SQLite store only; unset DATABASE_URL',
-    );
-  }
-  const store = new SqliteStore({ dataDir: config.dataDir });
+export async function openStore(config: Config, onPoolError?: (error: Error) => void): Promise<Store> {
+  const store: Store = config.databaseUrl
+    ? new PostgresStore({
+        connectionString: config.databaseUrl,
+        readConnectionString: config.databaseReadUrl,
+        schema: config.pgSchema,
+        poolSize: config.pgPoolSize,
+        statementTimeoutMs: config.pgStatementTimeoutMs,
+        connectTimeoutMs: config.pgConnectTimeoutMs,
+        onPoolError,
+      })
+    : new SqliteStore({ dataDir: config.dataDir });
   try {
     await store.migrate();
   } catch (error) {

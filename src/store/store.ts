@@ -181,11 +181,18 @@ export interface Store {
   };
 }
 
-/** SQLite codes meaning the store cannot answer now (locked too long, disk or file trouble). */
-const UNAVAILABLE_CODES = /^SQLITE_(BUSY|LOCKED|IOERR|CANTOPEN|FULL|PROTOCOL|NOMEM)/;
+/**
+ * Error codes meaning "the store cannot answer now": SQLite busy or disk trouble; PostgreSQL
+ * connection failures, shutdowns, too many connections, statement timeouts; network errors.
+ */
+const UNAVAILABLE_CODES =
+  /^(SQLITE_(BUSY|LOCKED|IOERR|CANTOPEN|FULL|PROTOCOL|NOMEM)|08\d{3}|57P0[1-3]|53300|57014|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|EHOSTUNREACH|EAI_AGAIN)/;
+const UNAVAILABLE_MESSAGES =
+  /timeout exceeded when trying to connect|Connection terminated|Query read timeout|Client has encountered a connection error|connection timeout/i;
 
 /** True when an error means "the store cannot be reached now" (503), not a fault of ours (500). */
 export function isStoreUnavailable(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && UNAVAILABLE_CODES.test(code);
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  if (typeof code === 'string' && UNAVAILABLE_CODES.test(code)) return true;
+  return typeof message === 'string' && UNAVAILABLE_MESSAGES.test(message);
 }

@@ -7,16 +7,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import Database from 'better-sqlite3';
+import { type HubRow, type KeyRow, toHub, toKey } from '../rows.js';
 import type {
-  ApiKeyRecord,
   Contact,
-  Hub,
   HubSettings,
   ImportMessage,
   ImportOutcome,
   IngestOperation,
   IngestOutcome,
-  KeyScope,
   MessageQuery,
   MessageRow,
   RateLimit,
@@ -40,60 +38,6 @@ const STREAM_SQL = `
   JOIN messages AS m ON m.contact_id = c.id
   WHERE c.hub_id = ? AND m.created_at >= ? AND m.created_at < ?
   ORDER BY c.id, m.created_at, m.id`;
-
-interface HubRow {
-  id: string;
-  time_zone: string;
-  line_channel_secret_encrypted: Buffer | null;
-  line_channel_access_token_encrypted: Buffer | null;
-  data_version: number;
-  created_at: number;
-}
-
-interface KeyRow {
-  id: string;
-  hub_id: string;
-  scope: KeyScope;
-  label: string;
-  key_hash: Buffer;
-  key_encrypted: Buffer;
-  key_start: string;
-  created_at: number;
-  last_used_at: number | null;
-  revoked_at: number | null;
-  rate_limit_requests: number | null;
-  rate_limit_per_seconds: number | null;
-}
-
-function toHub(row: HubRow): Hub {
-  return {
-    id: row.id,
-    timeZone: row.time_zone,
-    lineChannelSecretEncrypted: row.line_channel_secret_encrypted,
-    lineChannelAccessTokenEncrypted: row.line_channel_access_token_encrypted,
-    dataVersion: row.data_version,
-    createdAt: row.created_at,
-  };
-}
-
-function toKey(row: KeyRow): ApiKeyRecord {
-  return {
-    id: row.id,
-    hubId: row.hub_id,
-    scope: row.scope,
-    label: row.label,
-    keyHash: row.key_hash,
-    keyEncrypted: row.key_encrypted,
-    keyStart: row.key_start,
-    createdAt: row.created_at,
-    lastUsedAt: row.last_used_at,
-    revokedAt: row.revoked_at,
-    rateLimit:
-      row.rate_limit_requests !== null && row.rate_limit_per_seconds !== null
-        ? { requests: row.rate_limit_requests, perSeconds: row.rate_limit_per_seconds }
-        : null,
-  };
-}
 
 type StreamTuple = [number, string, string, string, string, string, string, number];
 
@@ -457,7 +401,6 @@ export class SqliteStore implements Store {
   }
 
   private applyIngest(hubId: string, operations: readonly IngestOperation[], now: number): IngestOutcome {
-    const db = this.db;
     const outcome: IngestOutcome = { stored: 0, duplicates: 0, removed: 0, contactsCreated: [] };
     const ids = new Map<string, number>();
     const contactId = (lineId: string): number => {

@@ -1,0 +1,618 @@
+/**
+ * The shared store for several nodes: PostgreSQL through `pg`. Small queries go through one pool;
+ * streaming answers read from a server-side cursor on a connection of their own (from the read
+ * replica when one is configured), so a big answer holds bounded memory here and on the database.
+ * Concurrent live writes are committed together (group commit), each request in its own savepoint.
+ */
+import pg from 'pg';
+import Cursor from 'pg-cursor';
+import { type HubRow, type KeyRow, toHub, toKey } from '../rows.js';
+import type {
+  Contact,
+  HubSettings,
+  ImportMessage,
+  ImportOutcome,
+  IngestOperation,
+  IngestOutcome,
+  MessageQuery,
+  MessageRow,
+  RateLimit,
+  Store,
+} from '../store.js';
+import { LATEST_POSTGRES_VERSION, POSTGRES_MIGRATIONS } from './postgres.migrations.js';
+
+const STREAM_BATCH_ROWS = 512;
+const NO_LOWER_BOUND = Number.MIN_SAFE_INTEGER;
+const NO_UPPER_BOUND = Number.MAX_SAFE_INTEGER;
+const INT8_OID = 20;
+
+/** BIGINT columns (epoch ms, ids) as numbers: every value chatlog stores is below 2^53. */
+const types: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === INT8_OID && format !== 'binary'
+      ? (value: string) => Number(value)
+      : pg.types.getTypeParser(oid, format ?? 'text')) as pg.CustomTypesConfig['getTypeParser'],
+};
+
+const STREAM_SQL = `
+  SELECT c.id, c.line_id, c.vid, c.name, COALESCE(m.sender, NULLIF(c.name, ''), 'User'),
+         m.msg, m.content_type, m.created_at
+  FROM contacts AS c
+  JOIN messages AS m ON m.contact_id = c.id
+  WHERE c.hub_id = $1 AND m.created_at >= $2 AND m.created_at < $3
+  ORDER BY c.id, m.created_at, m.id`;
+
+type StreamTuple = [number, string, string, string, string, string, string, number];
+
+export interface PostgresStoreOptions {
+  connectionString: string;
+  /** A read replica for the read API's streaming answers; the primary when unset. */
+  readConnectionString?: string | undefined;
+  /** A schema of its own (created when missing); `public` when unset. */
+  schema?: string | undefined;
+  poolSize?: number;
+  /** Server-side limit for one statement (one cursor fetch for streams). */
+  statementTimeoutMs?: number;
+  connectTimeoutMs?: number;
+  /** Told about pool errors (a dropped idle connection, say); they never crash the process. */
+  onPoolError?: (error: Error) => void;
+}
+
+interface PendingIngest {
+  hubId: string;
+  operations: readonly IngestOperation[];
+  now: number;
+  resolve(outcome: IngestOutcome): void;
+  reject(error: unknown): void;
+}
+
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+export class PostgresStore implements Store {
+  readonly kind = 'postgres' as const;
+  private readonly pool: pg.Pool;
+  private readonly streamPool: pg.Pool;
+  private readonly schema: string | undefined;
+  private pendingIngest: PendingIngest[] = [];
+  private flushing = false;
+  private closed = false;
+
+  constructor(options: PostgresStoreOptions) {
+    if (options.schema !== undefined && !SCHEMA_NAME.test(options.schema)) {
+      throw new Error(`schema "${options.schema}" must be a lower-case SQL identifier`);
+    }
+    this.schema = options.schema;
+    const common = {
+      max: options.poolSize ?? 10,
+      connectionTimeoutMillis: options.connectTimeoutMs ?? 2_000,
+      statement_timeout: options.statementTimeoutMs ?? 5_000,
+      idle_in_transaction_session_timeout: 60_000,
+      keepAlive: true,
+      application_name: 'chatlog',
+      types,
+      options: this.schema ? `-c search_path=${this.schema}` : undefined,
+    };
+    // A query that hangs on a dead network ends a little after the server-side timeout would have.
+    this.pool = new pg.Pool({
+      ...common,
+      connectionString: options.connectionString,
+      query_timeout: (options.statementTimeoutMs ?? 5_000) + 2_000,
+    });
+    this.streamPool = new pg.Pool({
+      ...common,
+      connectionString: options.readConnectionString ?? options.connectionString,
+    });
+    const onError = options.onPoolError ?? (() => undefined);
+    this.pool.on('error', onError);
+    this.streamPool.on('error', onError);
+  }
+
+  async migrate(): Promise<void> {
+    const client = await this.pool.connect();
+    try {
+      if (this.schema) await client.query(`CREATE SCHEMA IF NOT EXISTS ${this.schema}`);
+      // Several nodes may start at once: one migrates, the others wait, then find nothing to do.
+      await client.query('SELECT pg_advisory_lock(hashtext($1))', [
+        `chatlog migrate ${this.schema ?? 'public'}`,
+      ]);
+      try {
+        await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+          version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`);
+        const current = await this.schemaVersion(client);
+        if (current > LATEST_POSTGRES_VERSION) {
+          throw new Error(
+            `the database holds schema version ${current}, newer than this chatlog (${LATEST_POSTGRES_VERSION}); upgrade chatlog`,
+          );
+        }
+        for (const migration of POSTGRES_MIGRATIONS) {
+          if (migration.version <= current) continue;
+          await client.query('BEGIN');
+          try {
+            await client.query(migration.sql);
+            await client.query(
+              'INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)',
+              [migration.version, migration.name, Date.now()],
+            );
+            await client.query('COMMIT');
+          } catch (error) {
+            await client.query('ROLLBACK');
+            throw error;
+          }
+        }
+      } finally {
+        await client.query('SELECT pg_advisory_unlock(hashtext($1))', [
+          `chatlog migrate ${this.schema ?? 'public'}`,
+        ]);
+      }
+    } finally {
+      client.release();
+    }
+  }
+
+  private async schemaVersion(client: pg.ClientBase | pg.Pool = this.pool): Promise<number> {
+    const result = await client.query<{ version: number | null }>(
+      'SELECT MAX(version) AS version FROM schema_migrations',
+    );
+    return result.rows[0]?.version ?? 0;
+  }
+
+  async ready(): Promise<boolean> {
+    try {
+      return (await this.schemaVersion()) === LATEST_POSTGRES_VERSION;
+    } catch {
+      return false;
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    while (this.flushing || this.pendingIngest.length > 0)
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    await Promise.all([this.pool.end(), this.streamPool.end()]);
+  }
+
+  /** Drops the schema and everything in it: for tests that made a schema of their own. */
+  async dropSchema(): Promise<void> {
+    if (!this.schema) throw new Error('refusing to drop the public schema');
+    await this.pool.query(`DROP SCHEMA IF EXISTS ${this.schema} CASCADE`);
+  }
+
+  /** The query plan of the streaming read, for tests that guard the index. */
+  async explainStream(): Promise<string[]> {
+    const result = await this.pool.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${STREAM_SQL}`, ['1', 0, 1]);
+    return result.rows.map((row) => row['QUERY PLAN']);
+  }
+
+  private async inTransaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN');
+      const result = await work(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch((rollbackError: Error) => {
+        broken = rollbackError;
+      });
+      throw error;
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  hubs: Store['hubs'] = {
+    get: async (id) => {
+      const result = await this.pool.query<HubRow>('SELECT * FROM hubs WHERE id = $1', [id]);
+      return result.rows[0] ? toHub(result.rows[0]) : undefined;
+    },
+    upsert: (id, settings: HubSettings, now) =>
+      this.inTransaction(async (client) => {
+        const inserted = await client.query(
+          `INSERT INTO hubs (id, time_zone, line_channel_secret_encrypted, line_channel_access_token_encrypted, created_at)
+           VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING`,
+          [
+            id,
+            settings.timeZone ?? 'UTC',
+            settings.lineChannelSecretEncrypted ?? null,
+            settings.lineChannelAccessTokenEncrypted ?? null,
+            now,
+          ],
+        );
+        const created = inserted.rowCount === 1;
+        if (!created) {
+          if (settings.timeZone !== undefined) {
+            await client.query(
+              'UPDATE hubs SET time_zone = $1, data_version = data_version + 1 WHERE id = $2',
+              [settings.timeZone, id],
+            );
+          }
+          if (settings.lineChannelSecretEncrypted !== undefined) {
+            await client.query('UPDATE hubs SET line_channel_secret_encrypted = $1 WHERE id = $2', [
+              settings.lineChannelSecretEncrypted,
+              id,
+            ]);
+          }
+          if (settings.lineChannelAccessTokenEncrypted !== undefined) {
+            await client.query('UPDATE hubs SET line_channel_access_token_encrypted = $1 WHERE id = $2', [
+              settings.lineChannelAccessTokenEncrypted,
+              id,
+            ]);
+          }
+        }
+        const row = (await client.query<HubRow>('SELECT * FROM hubs WHERE id = $1', [id])).rows[0];
+        if (!row) throw new Error(`hub ${id} vanished`);
+        return { hub: toHub(row), created };
+      }),
+  };
+
+  keys: Store['keys'] = {
+    insert: async (key) => {
+      await this.pool.query(
+        `INSERT INTO api_keys (id, hub_id, scope, label, key_hash, key_encrypted, key_start, created_at,
+           last_used_at, revoked_at, rate_limit_requests, rate_limit_per_seconds)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+        [
+          key.id,
+          key.hubId,
+          key.scope,
+          key.label,
+          key.keyHash,
+          key.keyEncrypted,
+          key.keyStart,
+          key.createdAt,
+          key.lastUsedAt,
+          key.revokedAt,
+          key.rateLimit?.requests ?? null,
+          key.rateLimit?.perSeconds ?? null,
+        ],
+      );
+    },
+    findByHash: async (keyHash) => {
+      const result = await this.pool.query<KeyRow>('SELECT * FROM api_keys WHERE key_hash = $1', [keyHash]);
+      return result.rows[0] ? toKey(result.rows[0]) : undefined;
+    },
+    findById: async (id) => {
+      const result = await this.pool.query<KeyRow>('SELECT * FROM api_keys WHERE id = $1', [id]);
+      return result.rows[0] ? toKey(result.rows[0]) : undefined;
+    },
+    listByHub: async (hubId) => {
+      const result = await this.pool.query<KeyRow>(
+        'SELECT * FROM api_keys WHERE hub_id = $1 ORDER BY created_at, id',
+        [hubId],
+      );
+      return result.rows.map(toKey);
+    },
+    revoke: async (id, now) => {
+      const result = await this.pool.query(
+        'UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL',
+        [now, id],
+      );
+      return result.rowCount === 1;
+    },
+    setRateLimit: async (id, limit: RateLimit | null) => {
+      const result = await this.pool.query(
+        'UPDATE api_keys SET rate_limit_requests = $1, rate_limit_per_seconds = $2 WHERE id = $3',
+        [limit?.requests ?? null, limit?.perSeconds ?? null, id],
+      );
+      return result.rowCount === 1;
+    },
+    recordLastUsed: async (uses) => {
+      if (uses.size === 0) return;
+      await this.pool.query(
+        `UPDATE api_keys AS k SET last_used_at = GREATEST(COALESCE(k.last_used_at, 0), u.at)
+         FROM unnest($1::text[], $2::bigint[]) AS u(id, at) WHERE k.id = u.id`,
+        [[...uses.keys()], [...uses.values()]],
+      );
+    },
+  };
+
+  contacts: Store['contacts'] = {
+    get: async (hubId, lineId) => {
+      const result = await this.pool.query<Contact>(
+        'SELECT line_id AS "lineId", vid, name FROM contacts WHERE hub_id = $1 AND line_id = $2',
+        [hubId, lineId],
+      );
+      return result.rows[0];
+    },
+  };
+
+  messages: Store['messages'] = {
+    stream: (query) => this.streamMessages(query),
+    importAll: (hubId, batches, now) => this.importAllNow(hubId, batches, now),
+    ingest: (hubId, operations, now) =>
+      new Promise<IngestOutcome>((resolve, reject) => {
+        if (this.closed) {
+          reject(new Error('the store is closed'));
+          return;
+        }
+        this.pendingIngest.push({ hubId, operations, now, resolve, reject });
+        if (!this.flushing) {
+          this.flushing = true;
+          setImmediate(() => void this.flushIngest());
+        }
+      }),
+  };
+
+  private async *streamMessages(query: MessageQuery): AsyncGenerator<MessageRow[]> {
+    const client = await this.streamPool.connect();
+    let broken: Error | undefined;
+    const cursor = client.query(
+      new Cursor<StreamTuple>(
+        STREAM_SQL,
+        [query.hubId, query.fromMs ?? NO_LOWER_BOUND, query.toMsExclusive ?? NO_UPPER_BOUND],
+        { rowMode: 'array', types },
+      ),
+    );
+    try {
+      for (;;) {
+        const rows = await cursor.read(STREAM_BATCH_ROWS);
+        if (rows.length > 0) {
+          yield rows.map(([contactId, lineId, vid, name, sender, msg, contentType, createdAt]) => ({
+            contactId,
+            lineId,
+            vid,
+            name,
+            sender,
+            msg,
+            contentType,
+            createdAt,
+          }));
+        }
+        if (rows.length < STREAM_BATCH_ROWS) return;
+      }
+    } catch (error) {
+      broken = error as Error;
+      throw error;
+    } finally {
+      // A client that went away mid-answer lands here too: the cursor is closed at once.
+      await cursor.close().catch((error: Error) => {
+        broken ??= error;
+      });
+      client.release(broken);
+    }
+  }
+
+  private async importAllNow(
+    hubId: string,
+    batches: AsyncIterable<readonly ImportMessage[]>,
+    now: number,
+  ): Promise<ImportOutcome> {
+    const outcome: ImportOutcome = { received: 0, inserted: 0, duplicates: 0, contactsCreated: 0 };
+    return this.inTransaction(async (client) => {
+      const hub = await client.query('SELECT id FROM hubs WHERE id = $1 FOR UPDATE', [hubId]);
+      if (hub.rowCount !== 1) throw new Error(`hub ${hubId} does not exist`);
+      let changed = false;
+      for await (const batch of batches) {
+        if (batch.length === 0) continue;
+        // Contacts in the order this batch first names them; a non-empty vid or name updates.
+        const latest = new Map<string, { vid: string; name: string }>();
+        for (const m of batch) {
+          const seen = latest.get(m.lineId) ?? { vid: '', name: '' };
+          latest.set(m.lineId, {
+            vid: m.vid !== '' ? m.vid : seen.vid,
+            name: m.name !== '' ? m.name : seen.name,
+          });
+        }
+        const lineIds = [...latest.keys()];
+        const created = await client.query(
+          `INSERT INTO contacts (hub_id, line_id, vid, name, created_at)
+           SELECT $1, l, v, n, $5 FROM unnest($2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS t(l, v, n, o)
+           ORDER BY o
+           ON CONFLICT (hub_id, line_id) DO NOTHING`,
+          [
+            hubId,
+            lineIds,
+            lineIds.map((l) => latest.get(l)?.vid ?? ''),
+            lineIds.map((l) => latest.get(l)?.name ?? ''),
+            now,
+          ],
+        );
+        outcome.contactsCreated += created.rowCount ?? 0;
+        const updated = await client.query(
+          `UPDATE contacts AS c
+           SET vid = CASE WHEN u.v <> '' THEN u.v ELSE c.vid END, name = CASE WHEN u.n <> '' THEN u.n ELSE c.name END
+           FROM unnest($2::text[], $3::text[], $4::text[]) AS u(l, v, n)
+           WHERE c.hub_id = $1 AND c.line_id = u.l
+             AND (CASE WHEN u.v <> '' THEN u.v ELSE c.vid END, CASE WHEN u.n <> '' THEN u.n ELSE c.name END)
+                 IS DISTINCT FROM (c.vid, c.name)`,
+          [
+            hubId,
+            lineIds,
+            lineIds.map((l) => latest.get(l)?.vid ?? ''),
+            lineIds.map((l) => latest.get(l)?.name ?? ''),
+          ],
+        );
+        const ids = await client.query<{ id: number; line_id: string }>(
+          'SELECT id, line_id FROM contacts WHERE hub_id = $1 AND line_id = ANY($2::text[])',
+          [hubId, lineIds],
+        );
+        const idOf = new Map(ids.rows.map((row) => [row.line_id, row.id]));
+        const inserted = await client.query(
+          `INSERT INTO messages (hub_id, contact_id, created_at, sender, msg, content_type, source_id)
+           SELECT $1, c, t, s, m, ct, sid
+           FROM unnest($2::bigint[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[])
+             WITH ORDINALITY AS x(c, t, s, m, ct, sid, o)
+           ORDER BY o
+           ON CONFLICT (hub_id, source_id) DO NOTHING`,
+          [
+            hubId,
+            batch.map((m) => idOf.get(m.lineId)),
+            batch.map((m) => m.createdAt),
+            batch.map((m) => m.sender),
+            batch.map((m) => m.msg),
+            batch.map((m) => m.contentType),
+            batch.map((m) => m.sourceId),
+          ],
+        );
+        outcome.received += batch.length;
+        outcome.inserted += inserted.rowCount ?? 0;
+        outcome.duplicates += batch.length - (inserted.rowCount ?? 0);
+        if ((inserted.rowCount ?? 0) > 0 || (created.rowCount ?? 0) > 0 || (updated.rowCount ?? 0) > 0)
+          changed = true;
+      }
+      if (changed)
+        await client.query('UPDATE hubs SET data_version = data_version + 1 WHERE id = $1', [hubId]);
+      return outcome;
+    });
+  }
+
+  /** Group commit: every request waiting now goes into one transaction, each in its own savepoint. */
+  private async flushIngest(): Promise<void> {
+    while (this.pendingIngest.length > 0) {
+      const group = this.pendingIngest;
+      this.pendingIngest = [];
+      let outcomes: Array<IngestOutcome | { failed: unknown }> = [];
+      try {
+        await this.withRetryOnConflict(() => {
+          outcomes = [];
+          return this.inTransaction(async (client) => {
+            const changedHubs = new Set<string>();
+            for (const item of group) {
+              await client.query('SAVEPOINT request');
+              try {
+                outcomes.push(await this.applyIngest(client, item.hubId, item.operations, item.now));
+                await client.query('RELEASE SAVEPOINT request');
+                changedHubs.add(item.hubId);
+              } catch (error) {
+                await client.query('ROLLBACK TO SAVEPOINT request');
+                await client.query('RELEASE SAVEPOINT request');
+                outcomes.push({ failed: error });
+              }
+            }
+            for (const hubId of [...changedHubs].sort()) {
+              await client.query('UPDATE hubs SET data_version = data_version + 1 WHERE id = $1', [hubId]);
+            }
+          });
+        });
+      } catch (error) {
+        for (const item of group) item.reject(error);
+        continue;
+      }
+      group.forEach((item, i) => {
+        const outcome = outcomes[i];
+        if (outcome && 'failed' in outcome) item.reject(outcome.failed);
+        else if (outcome) item.resolve(outcome);
+      });
+    }
+    this.flushing = false;
+  }
+
+  /** Two nodes writing the same contacts in opposite orders may deadlock: PostgreSQL aborts one; retry it. */
+  private async withRetryOnConflict<T>(work: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await work();
+      } catch (error) {
+        const code = (error as { code?: unknown }).code;
+        if ((code !== '40P01' && code !== '40001') || attempt >= 5) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 5 * attempt + Math.random() * 10));
+      }
+    }
+  }
+
+  private async applyIngest(
+    client: pg.PoolClient,
+    hubId: string,
+    operations: readonly IngestOperation[],
+    now: number,
+  ): Promise<IngestOutcome> {
+    const outcome: IngestOutcome = { stored: 0, duplicates: 0, removed: 0, contactsCreated: [] };
+    const ids = new Map<string, number>();
+    const contactId = async (lineId: string): Promise<number> => {
+      const known = ids.get(lineId);
+      if (known !== undefined) return known;
+      const inserted = await client.query<{ id: number }>(
+        `INSERT INTO contacts (hub_id, line_id, created_at) VALUES ($1, $2, $3)
+         ON CONFLICT (hub_id, line_id) DO NOTHING RETURNING id`,
+        [hubId, lineId, now],
+      );
+      let id = inserted.rows[0]?.id;
+      if (id === undefined) {
+        const existing = await client.query<{ id: number }>(
+          'SELECT id FROM contacts WHERE hub_id = $1 AND line_id = $2',
+          [hubId, lineId],
+        );
+        id = existing.rows[0]?.id;
+        if (id === undefined) throw new Error(`contact ${lineId} vanished`);
+      } else {
+        outcome.contactsCreated.push(lineId);
+      }
+      ids.set(lineId, id);
+      return id;
+    };
+    for (const op of operations) {
+      switch (op.kind) {
+        case 'message': {
+          const unsent = await client.query(
+            'SELECT 1 FROM unsent_messages WHERE hub_id = $1 AND source_id = $2',
+            [hubId, op.sourceId],
+          );
+          if (unsent.rowCount) {
+            outcome.duplicates += 1;
+            break;
+          }
+          const result = await client.query(
+            `INSERT INTO messages (hub_id, contact_id, created_at, sender, msg, content_type, source_id,
+               source_kind, source_chat_id)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (hub_id, source_id) DO NOTHING`,
+            [
+              hubId,
+              await contactId(op.lineId),
+              op.createdAt,
+              op.sender,
+              op.msg,
+              op.contentType,
+              op.sourceId,
+              op.sourceKind,
+              op.sourceChatId,
+            ],
+          );
+          if (result.rowCount) outcome.stored += 1;
+          else outcome.duplicates += 1;
+          break;
+        }
+        case 'follow':
+          await client.query('UPDATE contacts SET followed_at = $1, unfollowed_at = NULL WHERE id = $2', [
+            op.at,
+            await contactId(op.lineId),
+          ]);
+          break;
+        case 'unfollow':
+          await client.query('UPDATE contacts SET unfollowed_at = $1 WHERE id = $2', [
+            op.at,
+            await contactId(op.lineId),
+          ]);
+          break;
+        case 'unsend': {
+          const removed = await client.query('DELETE FROM messages WHERE hub_id = $1 AND source_id = $2', [
+            hubId,
+            op.sourceId,
+          ]);
+          outcome.removed += removed.rowCount ?? 0;
+          await client.query(
+            'INSERT INTO unsent_messages (hub_id, source_id, unsent_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING',
+            [hubId, op.sourceId, op.at],
+          );
+          break;
+        }
+        case 'contact': {
+          const id = await contactId(op.lineId);
+          if (op.vid !== undefined)
+            await client.query('UPDATE contacts SET vid = $1 WHERE id = $2', [op.vid, id]);
+          if (op.name !== undefined) {
+            await client.query(
+              op.onlyIfNameEmpty
+                ? "UPDATE contacts SET name = $1 WHERE id = $2 AND name = ''"
+                : 'UPDATE contacts SET name = $1 WHERE id = $2',
+              [op.name, id],
+            );
+          }
+          break;
+        }
+      }
+    }
+    return outcome;
+  }
+}
