@@ -8,8 +8,9 @@ import { createLogger } from '../src/lib/logger.js';
 import { createSecretBox } from '../src/lib/secrets.js';
 import { HubService } from '../src/modules/hubs/hubs.usecases.js';
 import { KeyService } from '../src/modules/keys/keys.usecases.js';
+import { PostgresStore } from '../src/store/postgres/postgres.store.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite.store.js';
-import type { ImportMessage } from '../src/store/store.js';
+import type { ImportMessage, Store } from '../src/store/store.js';
 
 export const TEST_SECRET = 'test-secret-test-secret-test-secret-0123456789';
 
@@ -17,29 +18,76 @@ export function tempDir(prefix = 'chatlog-test-'): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
 }
 
+/** Which store the tests run on: SQLite unless CHATLOG_TEST_STORE=postgres. */
+export const TEST_STORE_KIND: 'sqlite' | 'postgres' =
+  process.env.CHATLOG_TEST_STORE === 'postgres' ? 'postgres' : 'sqlite';
+export const TEST_DATABASE_URL =
+  process.env.CHATLOG_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
 export interface TestStore {
   dir: string;
-  store: SqliteStore;
+  store: Store;
+  /** Environment for a child process (`chatlog serve`, `chatlog import`) over the same store. */
+  env: Record<string, string>;
   hubs: HubService;
   keys: KeyService;
   close(): Promise<void>;
 }
 
+/** A fresh, empty store: a SQLite file in a new directory, or a new PostgreSQL schema. */
 export async function createTestStore(): Promise<TestStore> {
   const dir = tempDir();
-  const store = new SqliteStore({ dataDir: dir });
+  let store: Store;
+  let env: Record<string, string> = { CHATLOG_DATA_DIR: dir, CHATLOG_SECRET: TEST_SECRET };
+  let cleanUp = async () => undefined as void;
+  if (TEST_STORE_KIND === 'postgres') {
+    const schema = `chatlog_test_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
+    const postgres = new PostgresStore({
+      connectionString: TEST_DATABASE_URL,
+      schema,
+      statementTimeoutMs: 30_000,
+    });
+    store = postgres;
+    env = { ...env, DATABASE_URL: TEST_DATABASE_URL, CHATLOG_PG_SCHEMA: schema };
+    cleanUp = async () => {
+      const dropper = new PostgresStore({ connectionString: TEST_DATABASE_URL, schema });
+      await dropper.dropSchema();
+      await dropper.close();
+    };
+  } else {
+    store = new SqliteStore({ dataDir: dir });
+  }
   await store.migrate();
   const secrets = createSecretBox(TEST_SECRET);
   return {
     dir,
     store,
+    env,
     hubs: new HubService(store, secrets),
     keys: new KeyService(store, secrets),
     close: async () => {
       await store.close();
+      await cleanUp();
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** Opens another connection to a test store (after a child process wrote to it, say). */
+export function reopenTestStore(t: Pick<TestStore, 'dir' | 'env'>): Store {
+  if (t.env.DATABASE_URL) {
+    return new PostgresStore({ connectionString: t.env.DATABASE_URL, schema: t.env.CHATLOG_PG_SCHEMA });
+  }
+  return new SqliteStore({ dataDir: t.dir });
+}
+
+/** The store's own soundness check: SQLite's integrity_check; PostgreSQL keeps its own. */
+export async function assertStoreSound(store: Store): Promise<void> {
+  if (store instanceof SqliteStore) {
+    if (store.integrityCheck() !== 'ok') throw new Error(`integrity check failed: ${store.integrityCheck()}`);
+  } else if (!(await store.ready())) {
+    throw new Error('the store does not answer');
+  }
 }
 
 /** Collects every log line the server writes. */
@@ -105,11 +153,7 @@ export function message(overrides: Partial<ImportMessage> & { createdAt: number 
   };
 }
 
-export async function storeMessages(
-  store: SqliteStore,
-  hubId: string,
-  messages: ImportMessage[],
-): Promise<void> {
+export async function storeMessages(store: Store, hubId: string, messages: ImportMessage[]): Promise<void> {
   async function* batches() {
     yield messages;
   }

@@ -9,29 +9,27 @@ import http from 'node:http';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { createSecretBox } from '../../src/lib/secrets.js';
-import { HubService } from '../../src/modules/hubs/hubs.usecases.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite.store.js';
 import type { MessageRow } from '../../src/store/store.js';
 import { body, messageEvent, signed } from '../fixtures/line.js';
-import { freePort, TEST_SECRET, tempDir, waitForStderr } from '../helpers.js';
+import {
+  assertStoreSound,
+  createTestStore,
+  freePort,
+  reopenTestStore,
+  type TestStore,
+  waitForStderr,
+} from '../helpers.js';
 
 const BIN = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin', 'chatlog');
 const CHANNEL_SECRET = 'crash-test-channel-secret-0001';
-let dataDir: string;
+let t: TestStore;
 
 function env(port: number) {
-  return {
-    ...process.env,
-    CHATLOG_DATA_DIR: dataDir,
-    CHATLOG_SECRET: TEST_SECRET,
-    PORT: String(port),
-    LOG_LEVEL: 'silent',
-  };
+  return { ...process.env, ...t.env, PORT: String(port), LOG_LEVEL: 'silent' };
 }
 
 async function startServe(port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [BIN, 'serve'], {
+  const child = spawn(process.execPath, [BIN, 'serve', '--workers', '1'], {
     env: env(port),
     stdio: ['ignore', 'ignore', 'pipe'],
   });
@@ -47,10 +45,10 @@ async function killHard(child: ChildProcess): Promise<void> {
 }
 
 async function readAll(hubId: string): Promise<MessageRow[]> {
-  const store = new SqliteStore({ dataDir });
+  const store = reopenTestStore(t);
   try {
     await store.migrate();
-    assert.equal(store.integrityCheck(), 'ok');
+    await assertStoreSound(store);
     const rows: MessageRow[] = [];
     for await (const batch of store.messages.stream({ hubId })) rows.push(...batch);
     return rows;
@@ -60,15 +58,11 @@ async function readAll(hubId: string): Promise<MessageRow[]> {
 }
 
 before(async () => {
-  dataDir = tempDir('chatlog-crash-');
-  const store = new SqliteStore({ dataDir });
-  await store.migrate();
-  const hubs = new HubService(store, createSecretBox(TEST_SECRET));
-  await hubs.add('1001', { lineChannelSecret: CHANNEL_SECRET });
-  await hubs.add('1002', {});
-  await store.close();
+  t = await createTestStore();
+  await t.hubs.add('1001', { lineChannelSecret: CHANNEL_SECRET });
+  await t.hubs.add('1002', {});
 });
-after(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+after(() => t.close());
 
 test('kill -9 during a stream of webhook requests loses nothing that was answered 200', async () => {
   const port = await freePort();
@@ -143,7 +137,7 @@ test('kill -9 during a stream of webhook requests loses nothing that was answere
 });
 
 test('kill -9 during an import leaves nothing of it behind', async () => {
-  const file = path.join(dataDir, 'big.ndjson');
+  const file = path.join(t.dir, 'big.ndjson');
   const line = (i: number) =>
     JSON.stringify({
       lineId: `U${i % 50}`,
