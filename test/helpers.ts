@@ -39,7 +39,7 @@ export async function createTestStore(): Promise<TestStore> {
   const dir = tempDir();
   let store: Store;
   let env: Record<string, string> = { CHATLOG_DATA_DIR: dir, CHATLOG_SECRET: TEST_SECRET };
-  let cleanUp = async () => undefined as void;
+  let cleanUp = async (): Promise<void> => {};
   if (TEST_STORE_KIND === 'postgres') {
     const schema = `chatlog_test_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
     const postgres = new PostgresStore({
