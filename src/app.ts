@@ -28,6 +28,8 @@ export interface AppDeps {
   secrets: SecretBox;
   logger: FastifyBaseLogger;
   clock?: () => number;
+  /** Redis for rate-limit counters shared by several nodes; in this process when unset. */
+  redisUrl?: string | undefined;
   /** Base URL of LINE's Messaging API, for display-name look-ups (tests point it at a fake). */
   lineApiBaseUrl?: string;
   /** Longer than any request line Node accepts, so over-long ids still reach the contract checks. */
@@ -74,7 +76,7 @@ export function buildApp(deps: AppDeps): App {
   const clock = deps.clock ?? Date.now;
   const keys = new KeyService(deps.store, deps.secrets, clock);
   const hubs = new HubService(deps.store, deps.secrets, clock);
-  const rateLimiter = new RateLimiter();
+  const rateLimiter = new RateLimiter({ redisUrl: deps.redisUrl, log: deps.logger });
   const routeDeps = { store: deps.store, keys, hubs, rateLimiter };
   const checkDeps = createCheckDeps(routeDeps);
 
@@ -169,6 +171,7 @@ export function buildApp(deps: AppDeps): App {
     clock,
   });
   registerIngestRoutes(app, { ingest, keys, rateLimiter });
+  app.addHook('onClose', () => rateLimiter.close());
 
   return { app, keys, hubs };
 }

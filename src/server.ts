@@ -4,6 +4,7 @@
  */
 import cluster from 'node:cluster';
 import type { DestinationStream } from 'pino';
+import { RateLimiterClusterMaster } from 'rate-limiter-flexible';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { createLogger } from './lib/logger.js';
@@ -23,9 +24,20 @@ export async function startServer(
   logDestination?: DestinationStream,
 ): Promise<RunningServer> {
   const logger = createLogger(config.logLevel, logDestination);
-  const store = await openStore(config);
+  const store = await openStore(config, (error) =>
+    logger.warn(
+      { err: { message: error.message, code: (error as NodeJS.ErrnoException).code } },
+      'database connection lost',
+    ),
+  );
   const secrets = createSecretBox(loadServerSecret(config.secret, config.dataDir));
-  const { app, keys } = buildApp({ store, secrets, logger, lineApiBaseUrl: config.lineApiBaseUrl });
+  const { app, keys } = buildApp({
+    store,
+    secrets,
+    logger,
+    lineApiBaseUrl: config.lineApiBaseUrl,
+    redisUrl: config.redisUrl,
+  });
 
   const flushLastUsed = () =>
     keys.flushLastUsed().catch((error: unknown) => logger.warn({ err: error }, 'could not record key use'));
@@ -54,6 +66,8 @@ export async function startServer(
 /** `chatlog serve`: one process, or a primary that keeps `workers` processes running. */
 export async function serve(config: Config, workers: number): Promise<void> {
   if (workers > 1 && cluster.isPrimary) {
+    // Workers without Redis share their rate-limit counters through the primary.
+    new RateLimiterClusterMaster();
     for (let i = 0; i < workers; i++) cluster.fork();
     let stopping = false;
     cluster.on('exit', (worker, code) => {

@@ -3,6 +3,7 @@
  * for a user error; never a stack trace unless --debug is given.
  */
 
+import { availableParallelism } from 'node:os';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
@@ -68,7 +69,12 @@ export function buildProgram(): Command {
     .description('run the HTTP server until SIGINT/SIGTERM, then drain in-flight requests')
     .option('--port <n>', 'TCP port (env PORT, default 3000)')
     .option('--host <address>', 'address to bind (env HOST, default 127.0.0.1)')
-    .option('--workers <n>', 'number of server processes (default 1)', positiveInteger, 1)
+    .option(
+      '--workers <n>',
+      'server processes sharing the port (default: one per core)',
+      positiveInteger,
+      availableParallelism(),
+    )
     .action(async (options: { port?: string; host?: string; workers: number }) => {
       const config = loadConfig(process.env, {
         port: options.port,

@@ -1,8 +1,19 @@
 /**
- * Per-key rate limits (CONTRACT §5): none unless the operator sets one on a key.
- * Counters live in this process; a later release shares them through Redis.
+ * Per-key rate limits (CONTRACT §5): none unless the operator sets one on a key. Counters live
+ * in Redis when REDIS_URL is set (shared by every node), in the primary process when this is one
+ * of several workers on a machine, and in this process otherwise. If Redis cannot be reached,
+ * requests are answered without limiting (logged once) rather than failing.
  */
-import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import cluster from 'node:cluster';
+import type { FastifyBaseLogger } from 'fastify';
+import { Redis } from 'ioredis';
+import {
+  type RateLimiterAbstract,
+  RateLimiterCluster,
+  RateLimiterMemory,
+  RateLimiterRedis,
+  RateLimiterRes,
+} from 'rate-limiter-flexible';
 import type { RateLimit } from '../../store/store.js';
 
 export interface RateLimitState {
@@ -10,14 +21,41 @@ export interface RateLimitState {
   headers: Record<string, string>;
 }
 
-export class RateLimiter {
-  private readonly limiters = new Map<string, RateLimiterMemory>();
+export interface RateLimiterOptions {
+  redisUrl?: string | undefined;
+  log?: FastifyBaseLogger | undefined;
+}
 
-  private limiterFor(limit: RateLimit): RateLimiterMemory {
+export class RateLimiter {
+  private readonly limiters = new Map<string, RateLimiterAbstract>();
+  private readonly redis: Redis | undefined;
+  private readonly log: FastifyBaseLogger | undefined;
+  private degraded = false;
+
+  constructor(options: RateLimiterOptions = {}) {
+    this.log = options.log;
+    if (options.redisUrl) {
+      this.redis = new Redis(options.redisUrl, {
+        // Fail fast while Redis is away instead of queueing requests behind it.
+        enableOfflineQueue: false,
+        maxRetriesPerRequest: 1,
+        connectTimeout: 2_000,
+        lazyConnect: false,
+      });
+      // Connection trouble surfaces as failed commands (handled below); never crash on it.
+      this.redis.on('error', () => undefined);
+    }
+  }
+
+  private limiterFor(limit: RateLimit): RateLimiterAbstract {
     const id = `${limit.requests}/${limit.perSeconds}`;
     let limiter = this.limiters.get(id);
     if (!limiter) {
-      limiter = new RateLimiterMemory({ points: limit.requests, duration: limit.perSeconds, keyPrefix: id });
+      const options = { points: limit.requests, duration: limit.perSeconds, keyPrefix: `chatlog:rl:${id}` };
+      if (this.redis)
+        limiter = new RateLimiterRedis({ ...options, storeClient: this.redis, rejectIfRedisNotReady: true });
+      else if (cluster.isWorker) limiter = new RateLimiterCluster({ ...options, timeoutMs: 2_000 });
+      else limiter = new RateLimiterMemory(options);
       this.limiters.set(id, limiter);
     }
     return limiter;
@@ -27,9 +65,11 @@ export class RateLimiter {
   async consume(keyId: string, limit: RateLimit): Promise<RateLimitState> {
     try {
       const result = await this.limiterFor(limit).consume(keyId, 1);
+      this.recovered();
       return { allowed: true, headers: rateLimitHeaders(limit, result) };
     } catch (rejection) {
-      if (!(rejection instanceof RateLimiterRes)) throw rejection;
+      if (!(rejection instanceof RateLimiterRes)) return this.unlimited(rejection);
+      this.recovered();
       const headers = rateLimitHeaders(limit, rejection);
       headers['Retry-After'] = String(Math.max(1, Math.ceil(rejection.msBeforeNext / 1000)));
       return { allowed: false, headers };
@@ -38,8 +78,33 @@ export class RateLimiter {
 
   /** The key's allowance as it stands, without taking from it (for answers refused earlier). */
   async peek(keyId: string, limit: RateLimit): Promise<Record<string, string>> {
-    const result = await this.limiterFor(limit).get(keyId);
-    return rateLimitHeaders(limit, result);
+    try {
+      return rateLimitHeaders(limit, await this.limiterFor(limit).get(keyId));
+    } catch {
+      return {};
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.redis) await this.redis.quit().catch(() => this.redis?.disconnect());
+  }
+
+  private unlimited(error: unknown): RateLimitState {
+    if (!this.degraded) {
+      this.degraded = true;
+      this.log?.warn(
+        { reason: (error as Error)?.message },
+        'rate limits are not enforced: the counter store is unreachable',
+      );
+    }
+    return { allowed: true, headers: {} };
+  }
+
+  private recovered(): void {
+    if (this.degraded) {
+      this.degraded = false;
+      this.log?.info('rate limits are enforced again');
+    }
   }
 }
 
