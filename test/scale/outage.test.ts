@@ -22,7 +22,7 @@ const schema = `chatlog_test_outage_${process.pid}`;
 const target = new URL(TEST_DATABASE_URL);
 
 /** A TCP proxy to PostgreSQL that the test can cut and restore. */
-class Proxy {
+class CuttableProxy {
   private server: net.Server | undefined;
   private readonly sockets = new Set<net.Socket>();
   constructor(readonly port: number) {}
@@ -46,7 +46,7 @@ class Proxy {
   }
 }
 
-let proxy: Proxy;
+let proxy: CuttableProxy;
 let node: ChildProcess;
 let url: string;
 let key: string;
@@ -59,7 +59,7 @@ before(async () => {
   await new HubService(store, secrets).add('41', { lineChannelSecret: CHANNEL_SECRET });
   key = (await new KeyService(store, secrets).issue('41', 'read', '')).key;
 
-  proxy = new Proxy(await freePort());
+  proxy = new CuttableProxy(await freePort());
   await proxy.open();
   const viaProxy = new URL(TEST_DATABASE_URL);
   viaProxy.hostname = '127.0.0.1';
