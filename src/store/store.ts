@@ -158,6 +158,11 @@ export interface Store {
   };
 
   messages: {
+    /**
+     * The hub's change counter as the streaming reads see it (the read replica when there is one),
+     * so an ETag never claims data that the answer does not hold yet.
+     */
+    dataVersion(hubId: string): Promise<number>;
     /** The hub's messages in answer order (contacts first-seen, messages oldest first), in batches. */
     stream(query: MessageQuery): AsyncIterable<MessageRow[]>;
     /**

@@ -319,6 +319,13 @@ export class PostgresStore implements Store {
   };
 
   messages: Store['messages'] = {
+    dataVersion: async (hubId) => {
+      const result = await this.streamPool.query<{ data_version: number }>(
+        'SELECT data_version FROM hubs WHERE id = $1',
+        [hubId],
+      );
+      return result.rows[0]?.data_version ?? 0;
+    },
     stream: (query) => this.streamMessages(query),
     importAll: (hubId, batches, now) => this.importAllNow(hubId, batches, now),
     ingest: (hubId, operations, now) =>

@@ -327,6 +327,12 @@ export class SqliteStore implements Store {
   };
 
   messages: Store['messages'] = {
+    dataVersion: async (hubId) =>
+      (
+        this.sql('SELECT data_version FROM hubs WHERE id = ?').get(hubId) as
+          | { data_version: number }
+          | undefined
+      )?.data_version ?? 0,
     stream: (query) => this.streamMessages(query),
     importAll: (hubId, batches, now) => this.serializeWrites(() => this.importAllNow(hubId, batches, now)),
     ingest: (hubId, operations, now) =>
