@@ -40,6 +40,7 @@ export interface App {
   app: FastifyInstance;
   keys: KeyService;
   hubs: HubService;
+  rateLimiter: RateLimiter;
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -173,5 +174,5 @@ export function buildApp(deps: AppDeps): App {
   registerIngestRoutes(app, { ingest, keys, rateLimiter });
   app.addHook('onClose', () => rateLimiter.close());
 
-  return { app, keys, hubs };
+  return { app, keys, hubs, rateLimiter };
 }

@@ -31,7 +31,7 @@ export async function startServer(
     ),
   );
   const secrets = createSecretBox(loadServerSecret(config.secret, config.dataDir));
-  const { app, keys } = buildApp({
+  const { app, keys, rateLimiter } = buildApp({
     store,
     secrets,
     logger,
@@ -44,6 +44,8 @@ export async function startServer(
   const flusher = setInterval(flushLastUsed, LAST_USED_FLUSH_MS);
   flusher.unref();
 
+  // Limits hold from the first request when Redis is up; a Redis that is down does not delay the start.
+  await Promise.race([rateLimiter.connected(), new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
   await app.listen({ port: config.port, host: config.host });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;

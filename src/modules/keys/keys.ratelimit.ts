@@ -85,6 +85,13 @@ export class RateLimiter {
     }
   }
 
+  /** Resolves once Redis is connected (at once without Redis): until then, requests are not limited. */
+  async connected(): Promise<void> {
+    const redis = this.redis;
+    if (!redis || redis.status === 'ready') return;
+    await new Promise<void>((resolve) => redis.once('ready', () => resolve()));
+  }
+
   async close(): Promise<void> {
     if (this.redis) await this.redis.quit().catch(() => this.redis?.disconnect());
   }
