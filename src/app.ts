@@ -28,6 +28,11 @@ export interface AppDeps {
   secrets: SecretBox;
   logger: FastifyBaseLogger;
   clock?: () => number;
+  /**
+   * A connection with no traffic either way for this long is closed: a client that stops reading an
+   * export does not hold its cursor (and its database snapshot) forever.
+   */
+  idleTimeoutMs?: number;
   /** Redis for rate-limit counters shared by several nodes; in this process when unset. */
   redisUrl?: string | undefined;
   /** Base URL of LINE's Messaging API, for display-name look-ups (tests point it at a fake). */
@@ -44,6 +49,14 @@ export interface App {
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** The paths chatlog serves and the methods each allows, for 405 answers to any other method. */
+const ALLOWED_METHODS: ReadonlyArray<[RegExp, string]> = [
+  [/^\/api\/line\/[^/]*\/messages\/?$/, 'GET, HEAD'],
+  [/^\/webhooks\/line\/[^/]+\/?$/, 'POST'],
+  [/^\/ingest\/line\/[^/]+\/messages\/?$/, 'POST'],
+  [/^\/ingest\/line\/[^/]+\/contacts\/[^/]+\/?$/, 'PUT'],
+];
 
 function sendError(reply: FastifyReply, error: AppError): FastifyReply {
   return reply.code(error.status).headers(error.headers).type(JSON_TYPE).send(error.toBody());
@@ -88,6 +101,7 @@ export function buildApp(deps: AppDeps): App {
       maxParamLength: deps.maxParamLength ?? 65_536,
     },
     return503OnClosing: true,
+    connectionTimeout: deps.idleTimeoutMs ?? 60_000,
     // Requests Node's HTTP parser refuses (malformed, or headers over the size limit).
     clientErrorHandler: (error, socket) => {
       if (!socket.writable) return socket.destroy();
@@ -145,9 +159,20 @@ export function buildApp(deps: AppDeps): App {
   };
 
   app.setErrorHandler((error, _request, reply) => handleError(error, reply));
-  app.setNotFoundHandler((_request, reply) =>
-    sendError(reply, new AppError('not_found', 404, 'no such resource')),
-  );
+  // A path of ours with a method no route lists (TRACE, PROPFIND, ...) is 405, not 404.
+  app.setNotFoundHandler((request, reply) => {
+    const path = (request.raw.url ?? '').split('?')[0] ?? '';
+    const allowed = ALLOWED_METHODS.find(([pattern]) => pattern.test(path))?.[1];
+    if (allowed) {
+      return sendError(
+        reply,
+        new AppError('method_not_allowed', 405, `only ${allowed} is allowed on this path`, {
+          Allow: allowed,
+        }),
+      );
+    }
+    return sendError(reply, new AppError('not_found', 404, 'no such resource'));
+  });
 
   app.get('/healthz', async (_request, reply) => reply.type(JSON_TYPE).send({ status: 'ok' }));
   app.get('/readyz', async (_request, reply) => {
@@ -173,6 +198,10 @@ export function buildApp(deps: AppDeps): App {
   });
   registerIngestRoutes(app, { ingest, keys, rateLimiter });
   app.addHook('onClose', () => rateLimiter.close());
+
+  // An idle connection (no bytes either way for idleTimeoutMs, e.g. a client that stopped reading
+  // an export) is closed; Node would not do it on its own while a response is in progress.
+  app.server.on('timeout', (socket: import('node:net').Socket) => socket.destroy());
 
   return { app, keys, hubs, rateLimiter };
 }

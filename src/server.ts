@@ -12,6 +12,7 @@ import { createSecretBox, loadServerSecret } from './lib/secrets.js';
 import { openStore } from './store/open.js';
 
 const LAST_USED_FLUSH_MS = 15_000;
+const START_FAILED = 'chatlog:start-failed';
 
 export interface RunningServer {
   url: string;
@@ -55,8 +56,16 @@ export async function startServer(
   const close = () => {
     closing ??= (async () => {
       clearInterval(flusher);
-      const grace = new Promise<void>((resolve) => setTimeout(resolve, config.shutdownGraceMs).unref());
+      let graceOver = false;
+      const grace = new Promise<void>((resolve) =>
+        setTimeout(() => {
+          graceOver = true;
+          resolve();
+        }, config.shutdownGraceMs).unref(),
+      );
       await Promise.race([app.close(), grace]);
+      // Answers still running after the grace period are cut, so the store can close.
+      if (graceOver) app.server.closeAllConnections();
       await flushLastUsed();
       await store.close();
     })();
@@ -72,11 +81,26 @@ export async function serve(config: Config, workers: number): Promise<void> {
     new RateLimiterClusterMaster();
     for (let i = 0; i < workers; i++) cluster.fork();
     let stopping = false;
-    cluster.on('exit', (worker, code) => {
-      if (!stopping && code !== 0) {
-        process.stderr.write(`chatlog: worker ${worker.process.pid} exited with ${code}; starting another\n`);
-        cluster.fork();
+    const listening = new Set<number>();
+    cluster.on('listening', (worker) => listening.add(worker.id));
+    let failureTold = false;
+    cluster.on('message', (_worker, message: { type?: string; message?: string }) => {
+      if (message?.type === START_FAILED && !failureTold) {
+        failureTold = true;
+        process.stderr.write(`chatlog: ${message.message}\n`);
       }
+    });
+    cluster.on('exit', (worker, code) => {
+      if (stopping || code === 0) return;
+      if (!listening.has(worker.id)) {
+        // It could not start (port taken, store unreachable...): it said why; do not loop on it.
+        stopping = true;
+        for (const other of Object.values(cluster.workers ?? {})) other?.process.kill('SIGTERM');
+        process.exitCode = 1;
+        return;
+      }
+      process.stderr.write(`chatlog: worker ${worker.process.pid} exited with ${code}; starting another\n`);
+      cluster.fork();
     });
     const stop = () => {
       stopping = true;
@@ -86,7 +110,17 @@ export async function serve(config: Config, workers: number): Promise<void> {
     process.once('SIGTERM', stop);
     return;
   }
-  const server = await startServer(config);
+  let server: RunningServer;
+  try {
+    server = await startServer(config);
+  } catch (error) {
+    if (!cluster.isWorker) throw error;
+    // The primary says why (once for all workers); the IPC channel would keep a worker alive: leave.
+    process.send?.({ type: START_FAILED, message: describeStartFailure(error) }, undefined, {}, () =>
+      process.exit(1),
+    );
+    return;
+  }
   if (!cluster.isWorker || cluster.worker?.id === 1) {
     process.stderr.write(`chatlog: listening on ${server.url}\n`);
   }
@@ -101,4 +135,10 @@ export async function serve(config: Config, workers: number): Promise<void> {
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
+}
+
+export function describeStartFailure(error: unknown): string {
+  const err = error as NodeJS.ErrnoException;
+  if (err?.code === 'EADDRINUSE') return `the address is already in use (${err.message})`;
+  return err?.message ?? String(error);
 }

@@ -110,7 +110,7 @@ export interface TestServer extends TestStore {
 }
 
 export async function startTestServer(
-  options: { logLevel?: string; lineApiBaseUrl?: string } = {},
+  options: { logLevel?: string; lineApiBaseUrl?: string; idleTimeoutMs?: number } = {},
 ): Promise<TestServer> {
   const base = await createTestStore();
   const logs = new LogCapture();
@@ -119,6 +119,7 @@ export async function startTestServer(
     secrets: createSecretBox(TEST_SECRET),
     logger: createLogger(options.logLevel ?? 'info', logs),
     lineApiBaseUrl: options.lineApiBaseUrl,
+    idleTimeoutMs: options.idleTimeoutMs,
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();

@@ -20,7 +20,7 @@ import { requireHubId } from '../modules/hubs/hubs.usecases.js';
 import { importFile } from '../modules/ingest/import.usecases.js';
 import { KEY_SCOPES, type KeySummary } from '../modules/keys/keys.usecases.js';
 import { serializeMessages } from '../modules/messages/messages.serializer.js';
-import { serve } from '../server.js';
+import { describeStartFailure, serve } from '../server.js';
 import type { KeyScope } from '../store/store.js';
 import { runDemo } from './demo.js';
 import { createProgress } from './progress.js';
@@ -60,7 +60,6 @@ export function buildProgram(): Command {
     )
     .option('--data-dir <dir>', 'data directory of the embedded store (env CHATLOG_DATA_DIR, default ./data)')
     .option('--debug', 'print stack traces of errors')
-    .showHelpAfterError('(run chatlog --help for usage)')
     .configureOutput({ outputError: (text, write) => write(text) });
   const globals = () => program.opts<GlobalOptions>();
 
@@ -202,9 +201,14 @@ export function buildProgram(): Command {
     .description('import a JSON array in the answer shape, or NDJSON with one message per line')
     .action(async (hubId: string, file: string) => {
       await withRuntime(globals(), async ({ hubs, store }) => {
-        const { created } = await hubs.ensure(hubId);
-        if (created) process.stderr.write(`chatlog: hub ${hubId} created (time zone UTC)\n`);
-        const outcome = await importFile(store, hubId, file, createProgress('import'));
+        requireHubId(hubId);
+        const outcome = await importFile(store, hubId, file, createProgress('import'), {
+          // Only once every record has passed its checks.
+          beforeWrite: async () => {
+            const { created } = await hubs.ensure(hubId);
+            if (created) process.stderr.write(`chatlog: hub ${hubId} created (time zone UTC)\n`);
+          },
+        });
         process.stderr.write(
           `chatlog: imported ${outcome.inserted} new messages (${outcome.duplicates} already stored, ${outcome.contactsCreated} new contacts) into hub ${hubId}\n`,
         );
@@ -232,7 +236,12 @@ export function buildProgram(): Command {
         }
         const range = dayRangeInZone(from, to, zone);
         const rows = store.messages.stream({ hubId: found.id, ...range });
-        await pipeline(Readable.from(serializeMessages(rows)), process.stdout);
+        try {
+          await pipeline(Readable.from(serializeMessages(rows)), process.stdout);
+        } catch (error) {
+          // The reader went away (`chatlog export ... | head`): nothing more to write, not an error.
+          if ((error as NodeJS.ErrnoException).code !== 'EPIPE') throw error;
+        }
       });
     });
 
@@ -263,10 +272,7 @@ export async function main(argv: string[]): Promise<number> {
     if (error instanceof UserError) {
       process.stderr.write(`chatlog: ${error.message}\n`);
     } else {
-      const err = error as NodeJS.ErrnoException;
-      if (err?.code === 'EADDRINUSE')
-        process.stderr.write(`chatlog: the address is already in use (${err.message})\n`);
-      else process.stderr.write(`chatlog: ${err?.message ?? String(error)}\n`);
+      process.stderr.write(`chatlog: ${describeStartFailure(error)}\n`);
     }
     if (debug && error instanceof Error && error.stack) process.stderr.write(`${error.stack}\n`);
     return 1;

@@ -80,7 +80,7 @@ function formatterFor(timeZone: string): Intl.DateTimeFormat {
   return formatter;
 }
 
-const OFFSET_ZONE = /^[+-]|^etc\/gmt[+-]\d/i;
+const OFFSET_ZONE = /^[+-]/;
 const zoneNames = new Map<string, string | null>();
 
 /**

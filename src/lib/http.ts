@@ -86,21 +86,28 @@ function safeDecode(text: string): string {
   }
 }
 
+const KEY_SHAPE = /chl_[0-9A-Za-z]{28}/g;
+
 /**
- * The URL with the value of every `apikey` parameter replaced by [REDACTED], however the
- * parameter's name is spelled or encoded (a key never reaches a log line).
+ * The URL with the value of every `apikey` parameter replaced by [REDACTED], read the way the
+ * checks read it (URLSearchParams: a leading "?" is dropped, names are percent-decoded, any
+ * case), and, as a backstop, anything shaped like a key replaced wherever it stands.
  */
 export function redactUrl(url: string): string {
   const start = url.indexOf('?');
-  if (start < 0) return url;
+  const base = start < 0 ? url : url.slice(0, start);
+  if (start < 0) return base.replace(KEY_SHAPE, '[REDACTED]');
   const query = url.slice(start + 1);
   const redacted = query
     .split('&')
-    .map((pair) => {
+    .map((pair, index) => {
       const eq = pair.indexOf('=');
-      const name = eq < 0 ? pair : pair.slice(0, eq);
-      return safeDecode(name).trim().toLowerCase() === 'apikey' ? `${name}=[REDACTED]` : pair;
+      let name = eq < 0 ? pair : pair.slice(0, eq);
+      if (index === 0) name = name.replace(/^\?/, '');
+      return safeDecode(name).trim().toLowerCase() === 'apikey'
+        ? `${eq < 0 ? pair : pair.slice(0, eq)}=[REDACTED]`
+        : pair;
     })
     .join('&');
-  return `${url.slice(0, start)}?${redacted}`;
+  return `${base}?${redacted}`.replace(KEY_SHAPE, '[REDACTED]');
 }

@@ -130,6 +130,43 @@ test('import shows plain progress lines off a terminal, and refuses a bad file w
   assertUserError(chatlog(['import', '777', path.join(dataDir, 'none.json')]), /cannot read/);
 });
 
+test('a refused import does not create its hub; export into a closed pipe is not an error', () => {
+  const bad = path.join(dataDir, 'bad-new.ndjson');
+  fs.writeFileSync(bad, '{"lineId":"U1","msg":"x"}\n');
+  assertUserError(chatlog(['import', '4444', bad]), /line 1: createdAt: is required/);
+  assertUserError(chatlog(['export', '4444']), /hub 4444 does not exist/);
+  const piped = spawnSync(
+    'bash',
+    ['-o', 'pipefail', '-c', `"${process.execPath}" "${BIN}" export 777 | head -c 5`],
+    {
+      env: { ...process.env, CHATLOG_DATA_DIR: dataDir },
+      encoding: 'utf8',
+    },
+  );
+  assert.equal(piped.stdout, '[{"li');
+  assert.equal(piped.status, 0, piped.stderr);
+});
+
+test('serve on a port already in use exits 1 with one line, workers or not', async () => {
+  const net = await import('node:net');
+  const blocker = net.createServer().listen(port, '127.0.0.1');
+  await new Promise((resolve) => blocker.once('listening', resolve));
+  try {
+    for (const workers of ['1', '2']) {
+      const result = spawnSync(process.execPath, [BIN, 'serve', '--workers', workers], {
+        env: { ...process.env, CHATLOG_DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'silent' },
+        encoding: 'utf8',
+        timeout: 30_000,
+      });
+      assert.equal(result.status, 1, `--workers ${workers}: ${result.stderr}`);
+      assert.equal(result.stderr.trim().split('\n').length, 1, result.stderr);
+      assert.match(result.stderr, /^chatlog: the address is already in use/);
+    }
+  } finally {
+    blocker.close();
+  }
+});
+
 test('export refuses an unknown hub and bad dates', () => {
   assertUserError(chatlog(['export', '999999']), /hub 999999 does not exist/);
   assertUserError(chatlog(['export', '777', '--from', '2023-02-29']), /real date/);

@@ -251,7 +251,7 @@ describe('errors', () => {
     assert.ok(theirs.body.toString().includes('SECRET-OF-HUB-300'));
   });
 
-  for (const method of ['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']) {
+  for (const method of ['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE', 'PROPFIND', 'SEARCH', 'LOCK']) {
     test(`${method} → 405 method_not_allowed with Allow: GET, HEAD, before any check`, async () => {
       const res = await rawRequest(
         server.url,
@@ -382,6 +382,8 @@ test('no key, nor any part of one, reaches the log', async () => {
   // However the parameter is spelled: encoded name, odd case, repeated, in a bad path.
   for (const path of [
     `/api/line/100/messages?api%6Bey=${tokyoKey}`,
+    `/api/line/100/messages??apikey=${tokyoKey}`,
+    `/api/line/100/messages?x=${tokyoKey}`,
     `/api/line/100/messages?APIKEY=${tokyoKey}&apikey=${tokyoKey}`,
     `/api/line/%ZZ/messages?apikey=${tokyoKey}`,
     `/nowhere?apikey=${tokyoKey}`,

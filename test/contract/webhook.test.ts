@@ -193,6 +193,19 @@ describe('LINE webhooks', () => {
     );
   });
 
+  test('a timestamp createdAt cannot show (past year 9999) is replaced by the arrival time', async () => {
+    const { hubId, key } = await newHub();
+    const before = Date.now();
+    const far = messageEvent(
+      { id: 'future-1', type: 'text', text: 'from the far future' },
+      { timestamp: 9_000_000_000_000_000 },
+    );
+    assert.equal((await post(hubId, body([far]))).status, 200);
+    const createdAt = (await answer(hubId, key))[0]?.messages[0]?.createdAt ?? '';
+    assert.equal(createdAt.length, 24);
+    assert.ok(Date.parse(createdAt) >= before - 1000);
+  });
+
   test('group and room messages are stored under the sending user', async () => {
     const { hubId, key } = await newHub();
     const inGroup = messageEvent(

@@ -137,10 +137,11 @@ async function* ndjsonDrafts(
   const lines = readline.createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
   let lineNumber = 0;
   let bytes = 0;
-  for await (const line of lines) {
+  for await (let line of lines) {
     lineNumber += 1;
     bytes += Buffer.byteLength(line) + 1;
     onBytes(bytes);
+    if (lineNumber === 1) line = line.replace(/^\uFEFF/, '');
     if (line.trim() === '') continue;
     const where = `line ${lineNumber}`;
     let record: unknown;
@@ -252,8 +253,9 @@ export async function importFile(
   hubId: string,
   file: string,
   progress: ImportProgress,
-  clock: () => number = Date.now,
+  options: { clock?: () => number; beforeWrite?: () => Promise<void> } = {},
 ): Promise<ImportOutcome> {
+  const clock = options.clock ?? Date.now;
   let size: number;
   try {
     const stat = await fs.promises.stat(file);
@@ -271,47 +273,60 @@ export async function importFile(
     );
   }
 
-  const problems = new Problems();
-  let drafts: AsyncIterable<Draft> | Iterable<Draft>;
+  // Two passes over the file: check every record first, without touching the store, then store
+  // them all in one transaction. Live writes wait only for the second pass.
+  let document: unknown;
+  let total: number;
   if (first === '[') {
-    let document: unknown;
     try {
       document = JSON.parse((await fs.promises.readFile(file, 'utf8')).replace(/^\uFEFF/, ''));
     } catch (error) {
       throw new UserError(`${file} is not valid JSON: ${(error as Error).message}`);
     }
-    progress.start(countMessages(document), 'records');
-    drafts = arrayDrafts(document, problems, (n) => progress.update(n));
+    total = countMessages(document);
+    progress.start(total * 2, 'records');
   } else {
-    progress.start(size, 'bytes');
-    drafts = ndjsonDrafts(file, problems, (n) => progress.update(n));
+    total = size;
+    progress.start(size * 2, 'bytes');
   }
-
-  const sourceIds = new SourceIds();
-  async function* batches(): AsyncGenerator<ImportMessage[]> {
-    let batch: ImportMessage[] = [];
-    for await (const draft of drafts) {
-      if (problems.count > 0) continue; // keep validating, stop storing
-      batch.push({
-        lineId: draft.lineId,
-        vid: draft.vid,
-        name: draft.name,
-        sender: draft.sender,
-        msg: draft.msg,
-        contentType: draft.contentType,
-        createdAt: draft.createdAt,
-        sourceId: sourceIds.next(draft),
-      });
-      if (batch.length >= BATCH_SIZE) {
-        yield batch;
-        batch = [];
-      }
-    }
-    if (problems.count > 0) throw new ImportValidationError(problems.list, problems.count);
-    if (batch.length > 0) yield batch;
-  }
+  const readDrafts = (problems: Problems, offset: number): AsyncIterable<Draft> | Iterable<Draft> =>
+    first === '['
+      ? arrayDrafts(document, problems, (n) => progress.update(offset + n))
+      : ndjsonDrafts(file, problems, (n) => progress.update(offset + n));
 
   try {
+    const problems = new Problems();
+    for await (const _draft of readDrafts(problems, 0)) {
+      // Checking only.
+    }
+    if (problems.count > 0) throw new ImportValidationError(problems.list, problems.count);
+    await options.beforeWrite?.();
+
+    const sourceIds = new SourceIds();
+    const again = new Problems();
+    const drafts = readDrafts(again, total);
+    async function* batches(): AsyncGenerator<ImportMessage[]> {
+      let batch: ImportMessage[] = [];
+      for await (const draft of drafts) {
+        batch.push({
+          lineId: draft.lineId,
+          vid: draft.vid,
+          name: draft.name,
+          sender: draft.sender,
+          msg: draft.msg,
+          contentType: draft.contentType,
+          createdAt: draft.createdAt,
+          sourceId: sourceIds.next(draft),
+        });
+        if (batch.length >= BATCH_SIZE) {
+          yield batch;
+          batch = [];
+        }
+      }
+      // The file changed between the passes: store nothing.
+      if (again.count > 0) throw new ImportValidationError(again.list, again.count);
+      if (batch.length > 0) yield batch;
+    }
     return await store.messages.importAll(hubId, batches(), clock());
   } finally {
     progress.stop();

@@ -4,6 +4,7 @@
  * a message type chatlog does not know yet is kept with its type name, never dropped.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS } from '../../lib/calendar.js';
 import type { IngestOperation, SourceKind } from '../../store/store.js';
 
 const SIGNATURE_PATTERN = /^[A-Za-z0-9+/]{43}=$/;
@@ -124,8 +125,12 @@ export function translateWebhook(body: unknown, now: number): WebhookTranslation
     if (!isObject(event)) throw new InvalidWebhookBody(`events[${index}] must be an object`);
     if (typeof event.type !== 'string')
       throw new InvalidWebhookBody(`events[${index}].type must be a string`);
+    // A timestamp outside what createdAt can show (years 0000-9999) is replaced by the arrival time.
     const at =
-      typeof event.timestamp === 'number' && Number.isSafeInteger(event.timestamp) && event.timestamp >= 0
+      typeof event.timestamp === 'number' &&
+      Number.isSafeInteger(event.timestamp) &&
+      event.timestamp >= MIN_TIMESTAMP_MS &&
+      event.timestamp <= MAX_TIMESTAMP_MS
         ? event.timestamp
         : now;
     const source = readSource(event.source);

@@ -388,7 +388,7 @@ export class PostgresStore implements Store {
   ): Promise<ImportOutcome> {
     const outcome: ImportOutcome = { received: 0, inserted: 0, duplicates: 0, contactsCreated: 0 };
     return this.inTransaction(async (client) => {
-      const hub = await client.query('SELECT id FROM hubs WHERE id = $1 FOR UPDATE', [hubId]);
+      const hub = await client.query('SELECT id FROM hubs WHERE id = $1', [hubId]);
       if (hub.rowCount !== 1) throw new Error(`hub ${hubId} does not exist`);
       let changed = false;
       for await (const batch of batches) {

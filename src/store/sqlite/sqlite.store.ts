@@ -44,6 +44,8 @@ type StreamTuple = [number, string, string, string, string, string, string, numb
 interface Reader {
   db: Db;
   stream: Database.Statement<[string, number, number], StreamTuple>;
+  /** The cursor being read, so close() can end it (a connection with an open cursor cannot close). */
+  cursor?: IterableIterator<StreamTuple> | undefined;
 }
 
 interface PendingIngest {
@@ -80,6 +82,8 @@ export class SqliteStore implements Store {
   constructor(options: SqliteStoreOptions) {
     fs.mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
     this.file = path.join(options.dataDir, 'chatlog.db');
+    // Created private: SQLite gives the -wal and -shm files the same mode.
+    if (!fs.existsSync(this.file)) fs.closeSync(fs.openSync(this.file, 'a', 0o600));
     this.db = new Database(this.file);
     this.db.pragma('journal_mode = WAL');
     // FULL: a committed transaction survives a power cut, not only a crash of the process.
@@ -136,7 +140,10 @@ export class SqliteStore implements Store {
     if (this.closed) return;
     this.closed = true;
     await this.writeQueue.catch(() => undefined);
-    for (const reader of [...this.idleReaders, ...this.busyReaders]) reader.db.close();
+    for (const reader of [...this.idleReaders, ...this.busyReaders]) {
+      reader.cursor?.return?.();
+      if (reader.db.open) reader.db.close();
+    }
     this.idleReaders.length = 0;
     this.busyReaders.clear();
     this.db.close();
@@ -216,8 +223,10 @@ export class SqliteStore implements Store {
 
   private releaseReader(reader: Reader): void {
     this.busyReaders.delete(reader);
-    if (this.closed || this.idleReaders.length >= IDLE_READERS_KEPT) reader.db.close();
-    else this.idleReaders.push(reader);
+    reader.cursor = undefined;
+    if (this.closed || this.idleReaders.length >= IDLE_READERS_KEPT) {
+      if (reader.db.open) reader.db.close();
+    } else this.idleReaders.push(reader);
   }
 
   hubs: Store['hubs'] = {
@@ -501,6 +510,7 @@ export class SqliteStore implements Store {
       query.fromMs ?? NO_LOWER_BOUND,
       query.toMsExclusive ?? NO_UPPER_BOUND,
     );
+    reader.cursor = rows;
     try {
       for (;;) {
         const batch: MessageRow[] = [];

@@ -92,6 +92,14 @@ test('NDJSON: one message per line, defaults for sender and contentType', async 
   );
 });
 
+test('a byte-order mark at the start of an NDJSON file is ignored', async () => {
+  const line = JSON.stringify({ lineId: 'U1', msg: 'bom', createdAt: '2019-11-03T10:00:00.000Z' });
+  assert.equal(
+    (await importFile(t.store, hubId, write('bom.ndjson', `\uFEFF${line}\n`), silent)).inserted,
+    1,
+  );
+});
+
 test('re-importing the same file, or an overlapping one, never duplicates; true repeats are kept', async () => {
   const repeat = { sender: 'You', msg: 'ok', contentType: 'text', createdAt: '2019-11-03T10:00:00.000Z' };
   const file = write(
@@ -199,6 +207,6 @@ test('progress is reported up to the whole file', async () => {
     },
     stop: () => undefined,
   });
-  assert.equal(total, fs.statSync(file).size);
+  assert.equal(total, 2 * fs.statSync(file).size, 'the file is read twice: checked, then stored');
   assert.equal(last, total);
 });

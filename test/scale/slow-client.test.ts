@@ -1,0 +1,48 @@
+/** A client that stops reading an export is cut after the idle timeout, freeing its cursor. */
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { after, before, test } from 'node:test';
+import { message, startTestServer, storeMessages, type TestServer } from '../helpers.js';
+
+let server: TestServer;
+let key: string;
+
+before(async () => {
+  server = await startTestServer({ logLevel: 'warn', idleTimeoutMs: 1000 });
+  await server.hubs.add('71', {});
+  key = (await server.keys.issue('71', 'read', '')).key;
+  const long = 'x'.repeat(500);
+  await storeMessages(
+    server.store,
+    '71',
+    Array.from({ length: 20_000 }, (_, i) =>
+      message({ lineId: `U${i % 10}`, msg: `${i} ${long}`, createdAt: i }),
+    ),
+  );
+});
+after(() => server.close());
+
+test('a stalled reader is disconnected, and the server keeps answering others', async () => {
+  const { port } = new URL(server.url);
+  const socket = net.connect(Number(port), '127.0.0.1');
+  await new Promise((resolve) => socket.once('connect', resolve));
+  socket.write(`GET /api/line/71/messages?apikey=${key} HTTP/1.1\r\nHost: x\r\n\r\n`);
+  // Read nothing: the kernel buffers fill, the server cannot write, the connection goes idle.
+  socket.pause();
+  await new Promise((resolve) => setTimeout(resolve, 3_000));
+  // Now read what was sent before the server gave up: the answer stops short, and the socket ends.
+  const chunks: Buffer[] = [];
+  socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+  const ended = await new Promise<boolean>((resolve) => {
+    socket.once('close', () => resolve(true));
+    setTimeout(() => resolve(false), 15_000);
+    socket.resume();
+  });
+  assert.equal(ended, true, 'the server closed the stalled connection');
+  const received = Buffer.concat(chunks).toString('utf8');
+  assert.match(received, /^HTTP\/1\.1 200/);
+  assert.doesNotMatch(received, /\]\}\]\r?\n?(0\r\n\r\n)?$/, 'the answer was cut short');
+  const other = await server.request(`/api/line/71/messages?apikey=${key}&from=1970-01-01&to=1970-01-01`);
+  assert.equal(other.status, 200);
+  await other.arrayBuffer();
+});
