@@ -75,3 +75,24 @@ test('an export in flight when SIGTERM arrives completes, new connections are re
   );
   assert.equal(await exited, 0);
 });
+
+test('an export still running when the grace period ends is cut, and the server still exits 0', async () => {
+  const port = await freePort();
+  const server = spawn(process.execPath, [BIN, 'serve', '--workers', '1', '--port', String(port)], {
+    env: { ...process.env, ...t.env, LOG_LEVEL: 'silent', CHATLOG_SHUTDOWN_GRACE_MS: '1000' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  await waitForStderr(server, 'listening on');
+  const exited = new Promise<number | null>((resolve) => server.once('exit', (code) => resolve(code)));
+  const request = http.get(`http://127.0.0.1:${port}/api/line/51/messages?apikey=${key}`, (res) => {
+    res.once('data', () => {
+      res.pause(); // and never read again
+      server.kill('SIGTERM');
+    });
+  });
+  request.on('error', () => undefined);
+  const started = Date.now();
+  assert.equal(await exited, 0);
+  assert.ok(Date.now() - started < 15_000);
+  request.destroy();
+});
