@@ -26,6 +26,8 @@ export interface Config {
   logLevel: string;
   /** How long a stopping server waits for in-flight answers (a streaming export included). */
   shutdownGraceMs: number;
+  /** A connection with no traffic either way for this long is closed (a client that stopped reading). */
+  idleTimeoutMs: number;
   /** Public base URL printed in curl examples (defaults to http://HOST:PORT). */
   publicUrl: string | undefined;
   /** LINE Messaging API base URL, for display-name look-ups. */
@@ -145,6 +147,12 @@ export function loadConfig(
     host: overrides.host ?? nonEmpty(env.HOST) ?? '127.0.0.1',
     secret,
     logLevel,
+    idleTimeoutMs: integer(
+      'CHATLOG_IDLE_TIMEOUT_MS',
+      nonEmpty(env.CHATLOG_IDLE_TIMEOUT_MS) ?? '60000',
+      1000,
+      86_400_000,
+    ),
     shutdownGraceMs: integer(
       'CHATLOG_SHUTDOWN_GRACE_MS',
       nonEmpty(env.CHATLOG_SHUTDOWN_GRACE_MS) ?? '10000',

@@ -38,6 +38,7 @@ export async function startServer(
     logger,
     lineApiBaseUrl: config.lineApiBaseUrl,
     redisUrl: config.redisUrl,
+    idleTimeoutMs: config.idleTimeoutMs,
   });
 
   const flushLastUsed = () =>

@@ -99,7 +99,10 @@ export function buildProgram(): Command {
     .command('add <hubId>')
     .description('create a hub, or update the settings given (the others keep their value)')
     .option('--time-zone <zone>', 'IANA time zone the days of from/to are read in (default UTC)')
-    .option('--line-channel-secret <secret>', "the LINE channel's secret, to verify its webhooks")
+    .option(
+      '--line-channel-secret <secret>',
+      "the LINE channel's secret, to verify its webhooks (- reads stdin)",
+    )
     .option(
       '--line-channel-access-token <token>',
       "the LINE channel's access token, to look up display names",
@@ -109,6 +112,16 @@ export function buildProgram(): Command {
         hubId: string,
         options: { timeZone?: string; lineChannelSecret?: string; lineChannelAccessToken?: string },
       ) => {
+        // "-" reads the value from stdin, so it stays out of `ps` and the shell history.
+        const fromStdin = Object.entries(options).filter(([, value]) => value === '-');
+        if (fromStdin.length > 1) throw new UserError('only one setting can be read from stdin');
+        if (fromStdin[0]) {
+          const chunks: Buffer[] = [];
+          for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+          (options as Record<string, string>)[fromStdin[0][0]] = Buffer.concat(chunks)
+            .toString('utf8')
+            .trim();
+        }
         await withRuntime(globals(), async ({ hubs }) => {
           const { hub: saved, created } = await hubs.add(hubId, options);
           process.stderr.write(

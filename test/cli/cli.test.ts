@@ -49,6 +49,12 @@ test('hub add creates, then updates only what is given; bad input is one clear l
     /updated \(time zone Asia\/Tokyo, LINE channel secret set, access token not set\)/,
   );
   assert.doesNotMatch(updated.stderr + updated.stdout, /abcdef0123456789/);
+  const fromStdin = chatlog(
+    ['hub', 'add', '6662225', '--line-channel-access-token', '-'],
+    'token-from-stdin-123\n',
+  );
+  assert.equal(fromStdin.code, 0, fromStdin.stderr);
+  assert.match(fromStdin.stderr, /access token set/);
   assertUserError(chatlog(['hub', 'add', 'abc']), /^chatlog: hub id must be 1 to 20 digits/);
   assertUserError(chatlog(['hub', 'add', '1', '--time-zone', 'Mars/Base']), /unknown time zone/);
   assertUserError(chatlog(['hub', 'nope']), /unknown command|error/);
