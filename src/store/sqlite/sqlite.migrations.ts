@@ -84,6 +84,15 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       ) STRICT, WITHOUT ROWID;
     `,
   },
+  {
+    version: 3,
+    name: 'time index for short ranges',
+    sql: `
+      -- One day of a hub with many contacts: read the range by time and sort it in memory,
+      -- instead of visiting every contact of the hub.
+      CREATE INDEX messages_by_hub_and_time ON messages(hub_id, created_at, id);
+    `,
+  },
 ];
 
 export const LATEST_SQLITE_VERSION = SQLITE_MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);

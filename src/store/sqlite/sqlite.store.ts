@@ -28,6 +28,7 @@ const STREAM_BATCH_ROWS = 512;
 /** How long a write waits for another process (a CLI import, say) to release the database. */
 const WRITE_LOCK_WAIT_MS = 5_000;
 const IDLE_READERS_KEPT = 4;
+const MAX_READERS = 16;
 const NO_LOWER_BOUND = Number.MIN_SAFE_INTEGER;
 const NO_UPPER_BOUND = Number.MAX_SAFE_INTEGER;
 
@@ -39,11 +40,32 @@ const STREAM_SQL = `
   WHERE c.hub_id = ? AND m.created_at >= ? AND m.created_at < ?
   ORDER BY c.id, m.created_at, m.id`;
 
+/**
+ * A short range (one day of a big hub) is cheaper read through the time index and sorted in
+ * memory than by visiting every contact of the hub: up to this many rows, it is.
+ */
+const SORT_IN_MEMORY_MAX_ROWS = 20_000;
+
+const COUNT_IN_RANGE_SQL = `
+  SELECT COUNT(*) FROM (
+    SELECT 1 FROM messages INDEXED BY messages_by_hub_and_time
+    WHERE hub_id = ? AND created_at >= ? AND created_at < ? LIMIT ?)`;
+
+const STREAM_BY_TIME_SQL = `
+  SELECT c.id, c.line_id, c.vid, c.name, COALESCE(m.sender, NULLIF(c.name, ''), 'User'),
+         m.msg, m.content_type, m.created_at
+  FROM messages AS m INDEXED BY messages_by_hub_and_time
+  JOIN contacts AS c ON c.id = m.contact_id
+  WHERE m.hub_id = ? AND m.created_at >= ? AND m.created_at < ?
+  ORDER BY c.id, m.created_at, m.id`;
+
 type StreamTuple = [number, string, string, string, string, string, string, number];
 
 interface Reader {
   db: Db;
   stream: Database.Statement<[string, number, number], StreamTuple>;
+  streamByTime: Database.Statement<[string, number, number], StreamTuple>;
+  countInRange: Database.Statement<[string, number, number, number], [number]>;
   /** The cursor being read, so close() can end it (a connection with an open cursor cannot close). */
   cursor?: IterableIterator<StreamTuple> | undefined;
 }
@@ -66,6 +88,8 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 export interface SqliteStoreOptions {
   /** Directory of `chatlog.db`; ':memory:' is not supported (readers need a shared file). */
   dataDir: string;
+  /** Ranges of at most this many rows are read by time and sorted in memory (tests force a path). */
+  shortRangeMaxRows?: number;
 }
 
 export class SqliteStore implements Store {
@@ -78,8 +102,11 @@ export class SqliteStore implements Store {
   private pendingIngest: PendingIngest[] = [];
   private ingestFlushScheduled = false;
   private closed = false;
+  private readonly shortRangeMaxRows: number;
+  private readonly readerWaiters: Array<() => void> = [];
 
   constructor(options: SqliteStoreOptions) {
+    this.shortRangeMaxRows = options.shortRangeMaxRows ?? SORT_IN_MEMORY_MAX_ROWS;
     fs.mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
     this.file = path.join(options.dataDir, 'chatlog.db');
     // Created private: SQLite gives the -wal and -shm files the same mode.
@@ -140,6 +167,7 @@ export class SqliteStore implements Store {
     if (this.closed) return;
     this.closed = true;
     await this.writeQueue.catch(() => undefined);
+    for (const wake of this.readerWaiters.splice(0)) wake();
     for (const reader of [...this.idleReaders, ...this.busyReaders]) {
       reader.cursor?.return?.();
       if (reader.db.open) reader.db.close();
@@ -208,14 +236,22 @@ export class SqliteStore implements Store {
     return result;
   }
 
-  private acquireReader(): Reader {
+  /** At most MAX_READERS answers read at once (each holds a connection and its cache); others wait their turn. */
+  private async acquireReader(): Promise<Reader> {
+    while (this.busyReaders.size >= MAX_READERS) {
+      await new Promise<void>((resolve) => this.readerWaiters.push(resolve));
+    }
     let reader = this.idleReaders.pop();
     if (!reader) {
       const db = new Database(this.file, { fileMustExist: true });
       db.pragma('query_only = ON');
       db.pragma('busy_timeout = 10000');
       const stream = db.prepare<[string, number, number], StreamTuple>(STREAM_SQL).raw(true);
-      reader = { db, stream };
+      const streamByTime = db.prepare<[string, number, number], StreamTuple>(STREAM_BY_TIME_SQL).raw(true);
+      const countInRange = db
+        .prepare<[string, number, number, number], [number]>(COUNT_IN_RANGE_SQL)
+        .raw(true);
+      reader = { db, stream, streamByTime, countInRange };
     }
     this.busyReaders.add(reader);
     return reader;
@@ -223,6 +259,7 @@ export class SqliteStore implements Store {
 
   private releaseReader(reader: Reader): void {
     this.busyReaders.delete(reader);
+    this.readerWaiters.shift()?.();
     reader.cursor = undefined;
     if (this.closed || this.idleReaders.length >= IDLE_READERS_KEPT) {
       if (reader.db.open) reader.db.close();
@@ -504,12 +541,19 @@ export class SqliteStore implements Store {
   }
 
   private async *streamMessages(query: MessageQuery): AsyncGenerator<MessageRow[]> {
-    const reader = this.acquireReader();
-    const rows = reader.stream.iterate(
+    const reader = await this.acquireReader();
+    const args: [string, number, number] = [
       query.hubId,
       query.fromMs ?? NO_LOWER_BOUND,
       query.toMsExclusive ?? NO_UPPER_BOUND,
-    );
+    ];
+    // Same rows, same order either way; only the cost differs.
+    const bounded = query.fromMs !== undefined || query.toMsExclusive !== undefined;
+    const short =
+      bounded &&
+      (reader.countInRange.get(...args, this.shortRangeMaxRows + 1)?.[0] ?? Number.POSITIVE_INFINITY) <=
+        this.shortRangeMaxRows;
+    const rows = (short ? reader.streamByTime : reader.stream).iterate(...args);
     reader.cursor = rows;
     try {
       for (;;) {

@@ -1,0 +1,27 @@
+/**
+ * Baseline for Q1 and Q2: a bare node:http server, in its own process, answering the very bytes
+ * chatlog answered, from memory. Usage: memory-server.ts <path=file>... ; prints its port.
+ */
+import fs from 'node:fs';
+import http from 'node:http';
+
+const bodies = new Map<string, Buffer>();
+for (const arg of process.argv.slice(2)) {
+  const [route = '', file = ''] = arg.split('=');
+  bodies.set(route, fs.readFileSync(file));
+}
+const server = http.createServer((req, res) => {
+  const body = bodies.get((req.url ?? '').split('?')[0] ?? '');
+  if (!body) {
+    res.writeHead(404).end();
+    return;
+  }
+  res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': body.length });
+  res.end(body);
+});
+server.keepAliveTimeout = 72_000;
+server.listen(0, '127.0.0.1', () => {
+  const address = server.address();
+  process.stdout.write(`listening on ${typeof address === 'object' && address ? address.port : 0}\n`);
+});
+process.on('SIGTERM', () => server.close(() => process.exit(0)));

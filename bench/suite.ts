@@ -1,0 +1,423 @@
+/**
+ * The benchmark suite (Q1-Q6) against the real listening server, on SQLite and on PostgreSQL, each
+ * figure printed with its ratio to a baseline measured in the same run. The server, the baselines
+ * and the load each run in their own process.
+ *
+ *   node --import tsx bench/suite.ts --generate [--messages N] [--contacts N] [--small-hubs N] [--seed S]
+ *   node --import tsx bench/suite.ts [--store sqlite|postgres|both] [--seconds S]
+ *
+ * The dataset lives in bench/.data/ (SQLite) and the PostgreSQL schema chatlog_bench.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createSecretBox } from '../src/lib/secrets.js';
+import { HubService } from '../src/modules/hubs/hubs.usecases.js';
+import { KeyService } from '../src/modules/keys/keys.usecases.js';
+import { PostgresStore } from '../src/store/postgres/postgres.store.js';
+import { SqliteStore } from '../src/store/sqlite/sqlite.store.js';
+import type { Store } from '../src/store/store.js';
+import { type DatasetSize, FULL_SIZE, LARGE_HUB, loadDataset, START_MS } from './dataset.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const DATA = path.join(ROOT, 'bench', '.data');
+const SECRET = 'chatlog-bench-suite-secret-0123456789abcdef';
+const CHANNEL_SECRET = 'bench-suite-channel-secret';
+const WEBHOOK_HUB = '900099';
+const PG_URL = process.env.CHATLOG_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const PG_SCHEMA = 'chatlog_bench';
+type StoreKind = 'sqlite' | 'postgres';
+
+function option(name: string): string | undefined {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+}
+const seconds = Number(option('seconds') ?? 10);
+
+function openStore(kind: StoreKind): Store {
+  return kind === 'sqlite'
+    ? new SqliteStore({ dataDir: path.join(DATA, 'sqlite') })
+    : new PostgresStore({ connectionString: PG_URL, schema: PG_SCHEMA, statementTimeoutMs: 600_000 });
+}
+
+function serverEnv(kind: StoreKind): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, CHATLOG_SECRET: SECRET, LOG_LEVEL: 'warn' };
+  if (kind === 'sqlite') {
+    env.CHATLOG_DATA_DIR = path.join(DATA, 'sqlite');
+    delete env.DATABASE_URL;
+  } else {
+    env.DATABASE_URL = PG_URL;
+    env.CHATLOG_PG_SCHEMA = PG_SCHEMA;
+  }
+  return env;
+}
+
+interface Manifest {
+  size: DatasetSize;
+  loadSeconds: number;
+  messages: number;
+  key: string;
+}
+
+async function generate(kind: StoreKind, size: DatasetSize): Promise<void> {
+  console.log(
+    `generating the ${kind} dataset: ${size.messages.toLocaleString('en-US')} messages in the large hub...`,
+  );
+  if (kind === 'sqlite') fs.rmSync(path.join(DATA, 'sqlite'), { recursive: true, force: true });
+  else {
+    const dropper = new PostgresStore({ connectionString: PG_URL, schema: PG_SCHEMA });
+    await dropper.dropSchema();
+    await dropper.close();
+  }
+  const store = openStore(kind);
+  try {
+    await store.migrate();
+    const secrets = createSecretBox(SECRET);
+    const hubs = new HubService(store, secrets);
+    const loaded = await loadDataset(
+      store,
+      async (hubId) => {
+        await hubs.add(hubId, { timeZone: 'Asia/Tokyo' });
+      },
+      size,
+      (line) => console.log(line),
+    );
+    await hubs.add(WEBHOOK_HUB, { lineChannelSecret: CHANNEL_SECRET });
+    const { key } = await new KeyService(store, secrets).issue(LARGE_HUB, 'read', 'bench');
+    const manifest: Manifest = { size, loadSeconds: loaded.seconds, messages: loaded.messages, key };
+    fs.mkdirSync(DATA, { recursive: true });
+    fs.writeFileSync(path.join(DATA, `${kind}.json`), `${JSON.stringify(manifest, null, 2)}\n`);
+    console.log(
+      `loaded ${loaded.messages.toLocaleString('en-US')} messages in ${loaded.seconds.toFixed(1)} s (${Math.round(loaded.messages / loaded.seconds).toLocaleString('en-US')}/s)`,
+    );
+  } finally {
+    await store.close();
+  }
+}
+
+function waitForLine(
+  child: ChildProcess,
+  stream: 'stdout' | 'stderr',
+  pattern: RegExp,
+): Promise<RegExpExecArray> {
+  return new Promise((resolve, reject) => {
+    let seen = '';
+    child[stream]?.on('data', (chunk: Buffer) => {
+      seen += chunk.toString();
+      const match = pattern.exec(seen);
+      if (match) resolve(match);
+    });
+    child.once('exit', (code) => reject(new Error(`exited ${code}: ${seen}`)));
+  });
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+function runLoad<T>(...args: string[]): Promise<T> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench', 'load.ts'), ...args], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return waitForLine(child, 'stdout', /^(\{.*\})\n/m).then((m) => JSON.parse(m[1] ?? '{}') as T);
+}
+
+interface RpsResult {
+  requestsPerSecond: number;
+  p50ms: number;
+  p99ms: number;
+  bytesPerSecond: number;
+  errors: number;
+  non2xx: number;
+}
+interface DownloadResult {
+  status: number;
+  bytes: number;
+  ttfbMs: number;
+  seconds: number;
+}
+
+function rssMiB(pid: number | undefined): number {
+  try {
+    const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+    return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+  } catch {
+    return 0;
+  }
+}
+
+function dayUrl(base: string, key: string, from: string, to: string): string {
+  return `${base}/api/line/${LARGE_HUB}/messages?apikey=${key}&from=${from}&to=${to}`;
+}
+
+const day = (offset: number) =>
+  new Date(START_MS + 9 * 3_600_000 + offset * 86_400_000).toISOString().slice(0, 10);
+
+interface Row {
+  query: string;
+  figure: string;
+  value: number;
+  baseline: string;
+  ratio: number | null;
+}
+
+async function messagesIn(url: string): Promise<{ bytes: Buffer; messages: number }> {
+  const response = await fetch(url);
+  const bytes = Buffer.from(await response.arrayBuffer());
+  const contacts = JSON.parse(bytes.toString('utf8')) as Array<{ messages: unknown[] }>;
+  return { bytes, messages: contacts.reduce((n, c) => n + c.messages.length, 0) };
+}
+
+/** The ceiling for Q3: the same rows scanned and JSON.stringify-ed in-process, no HTTP. */
+async function scanBaseline(kind: StoreKind): Promise<number> {
+  const store = openStore(kind);
+  try {
+    const started = performance.now();
+    let count = 0;
+    let bytes = 0;
+    for await (const batch of store.messages.stream({ hubId: LARGE_HUB })) {
+      for (const row of batch) {
+        bytes += JSON.stringify({
+          sender: row.sender,
+          msg: row.msg,
+          contentType: row.contentType,
+          createdAt: new Date(row.createdAt).toISOString(),
+        }).length;
+        count += 1;
+      }
+    }
+    void bytes;
+    return count / ((performance.now() - started) / 1000);
+  } finally {
+    await store.close();
+  }
+}
+
+async function suite(kind: StoreKind): Promise<Row[]> {
+  const manifestFile = path.join(DATA, `${kind}.json`);
+  if (!fs.existsSync(manifestFile)) {
+    throw new Error(`no ${kind} dataset: run \`npm run bench -- --generate\` first`);
+  }
+  const manifest = JSON.parse(fs.readFileSync(manifestFile, 'utf8')) as Manifest;
+  const rows: Row[] = [];
+  const add = (query: string, figure: string, value: number, baseline = '', base?: number) =>
+    rows.push({ query, figure, value, baseline, ratio: base ? value / base : null });
+
+  // Q6: cold start, from spawning `chatlog serve` to the first answered request.
+  const coldStarted = performance.now();
+  const server = spawn(
+    process.execPath,
+    [path.join(ROOT, 'bin', 'chatlog'), 'serve', '--workers', '1', '--port', '0'],
+    {
+      cwd: ROOT,
+      env: serverEnv(kind),
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
+  const children: ChildProcess[] = [server];
+  try {
+    const base = (await waitForLine(server, 'stderr', /listening on (http:\S+)/))[1] ?? '';
+    const q1Url = dayUrl(base, manifest.key, day(400), day(400));
+    for (;;) {
+      const response = await fetch(q1Url).catch(() => undefined);
+      if (response?.status === 200) {
+        await response.arrayBuffer();
+        break;
+      }
+    }
+    add('Q6', 'cold start to first answer (ms)', performance.now() - coldStarted);
+
+    // Baseline server: the very bytes of Q1 and Q2, from memory.
+    const q2Url = dayUrl(base, manifest.key, day(400), day(430));
+    const q1 = await messagesIn(q1Url);
+    const q2 = await messagesIn(q2Url);
+    fs.writeFileSync(path.join(DATA, 'q1.json'), q1.bytes);
+    fs.writeFileSync(path.join(DATA, 'q2.json'), q2.bytes);
+    const memory = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        path.join(ROOT, 'bench', 'memory-server.ts'),
+        `/q1=${path.join(DATA, 'q1.json')}`,
+        `/q2=${path.join(DATA, 'q2.json')}`,
+      ],
+      { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    children.push(memory);
+    const memoryBase = `http://127.0.0.1:${(await waitForLine(memory, 'stdout', /listening on (\d+)/))[1]}`;
+
+    // Q1: one day, 32 connections.
+    const q1Base = await runLoad<RpsResult>('rps', `${memoryBase}/q1`, '32', String(seconds));
+    const q1Run = await runLoad<RpsResult>('rps', q1Url, '32', String(seconds));
+    add(
+      'Q1',
+      `one day (${q1.messages} messages): requests/s`,
+      q1Run.requestsPerSecond,
+      'in-memory node:http',
+      q1Base.requestsPerSecond,
+    );
+    add('Q1', 'p50 latency (ms)', q1Run.p50ms, 'in-memory node:http', q1Base.p50ms);
+    add('Q1', 'p99 latency (ms)', q1Run.p99ms, 'in-memory node:http', q1Base.p99ms);
+
+    // Q2: one month, 4 connections, plain and compressed.
+    const q2Base = await runLoad<RpsResult>('rps', `${memoryBase}/q2`, '4', String(seconds));
+    const q2Run = await runLoad<RpsResult>('rps', q2Url, '4', String(seconds));
+    const perSecond = (r: RpsResult) => r.requestsPerSecond * q2.messages;
+    add(
+      'Q2',
+      `one month (${q2.messages} messages): messages/s`,
+      perSecond(q2Run),
+      'in-memory node:http',
+      perSecond(q2Base),
+    );
+    add('Q2', 'MB/s', q2Run.bytesPerSecond / 1e6, 'in-memory node:http', q2Base.bytesPerSecond / 1e6);
+    for (const encoding of ['gzip', 'br']) {
+      const compressed = await runLoad<RpsResult>('rps', q2Url, '4', String(seconds), encoding);
+      add('Q2', `${encoding}: messages/s`, perSecond(compressed), 'Q2 uncompressed', perSecond(q2Run));
+    }
+    await stop(memory);
+
+    // Q3: the whole large hub, one download; peak RSS sampled from /proc.
+    let peak = rssMiB(server.pid);
+    const sampler = setInterval(() => {
+      peak = Math.max(peak, rssMiB(server.pid));
+    }, 50);
+    const whole = await runLoad<DownloadResult>(
+      'download',
+      `${base}/api/line/${LARGE_HUB}/messages?apikey=${manifest.key}`,
+    );
+    clearInterval(sampler);
+    const largeCount = manifest.size.messages;
+    const scan = await scanBaseline(kind);
+    add(
+      'Q3',
+      `whole hub (${largeCount.toLocaleString('en-US')} messages): messages/s`,
+      largeCount / whole.seconds,
+      'in-process scan + JSON.stringify',
+      scan,
+    );
+    add('Q3', 'MB/s', whole.bytes / whole.seconds / 1e6);
+    add('Q3', 'time to first byte (ms)', whole.ttfbMs);
+    add('Q3', 'peak server RSS (MiB)', peak);
+
+    // Q4: Q1 while two whole-hub exports run.
+    const exports = [0, 1].map(() =>
+      runLoad<DownloadResult>('download', `${base}/api/line/${LARGE_HUB}/messages?apikey=${manifest.key}`),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const q4 = await runLoad<RpsResult>('rps', q1Url, '32', String(seconds));
+    await Promise.all(exports);
+    add('Q4', 'Q1 p99 with two exports running (ms)', q4.p99ms, 'Q1 p99 alone', q1Run.p99ms);
+    add(
+      'Q4',
+      'Q1 requests/s with two exports running',
+      q4.requestsPerSecond,
+      'Q1 alone',
+      q1Run.requestsPerSecond,
+    );
+
+    // Q5: durable webhook ingest, 32 signed senders, 1 and 10 events per request.
+    const ceiling = spawn(
+      process.execPath,
+      ['--import', 'tsx', path.join(ROOT, 'bench', 'webhook-baseline-server.ts'), CHANNEL_SECRET],
+      { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    children.push(ceiling);
+    const ceilingBase = `http://127.0.0.1:${(await waitForLine(ceiling, 'stdout', /listening on (\d+)/))[1]}`;
+    for (const perRequest of ['1', '10']) {
+      const prefix = `${kind}-${Date.now()}-${perRequest}`;
+      const webhookLoad = (url: string) => {
+        const child = spawn(
+          process.execPath,
+          [
+            '--import',
+            'tsx',
+            path.join(ROOT, 'bench', 'webhook-load.ts'),
+            url,
+            CHANNEL_SECRET,
+            '32',
+            String(seconds),
+            perRequest,
+            prefix,
+          ],
+          { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
+        );
+        return waitForLine(child, 'stdout', /^(\{.*\})\n/m).then(
+          (m) => JSON.parse(m[1] ?? '{}') as { eventsPerSecond: number },
+        );
+      };
+      const top = await webhookLoad(`${ceilingBase}/webhooks/line/${WEBHOOK_HUB}`);
+      const durable = await webhookLoad(`${base}/webhooks/line/${WEBHOOK_HUB}`);
+      add(
+        'Q5',
+        `webhooks, ${perRequest} event(s) per request: durable events/s`,
+        durable.eventsPerSecond,
+        'node:http verify+parse, no store',
+        top.eventsPerSecond,
+      );
+    }
+    await stop(ceiling);
+  } finally {
+    for (const child of children) await stop(child);
+  }
+  return rows;
+}
+
+function table(kind: StoreKind, rows: Row[]): string {
+  const lines = [
+    `### ${kind}`,
+    '',
+    '| query | figure | value | baseline | ratio |',
+    '|---|---|---:|---|---:|',
+  ];
+  for (const row of rows) {
+    const value = row.value >= 100 ? Math.round(row.value).toLocaleString('en-US') : row.value.toFixed(1);
+    lines.push(
+      `| ${row.query} | ${row.figure} | ${value} | ${row.baseline} | ${row.ratio === null ? '' : row.ratio.toFixed(2)} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+const stores: StoreKind[] =
+  option('store') === 'sqlite'
+    ? ['sqlite']
+    : option('store') === 'postgres'
+      ? ['postgres']
+      : ['sqlite', 'postgres'];
+
+if (process.argv.includes('--generate')) {
+  const size: DatasetSize = {
+    messages: Number(option('messages') ?? FULL_SIZE.messages),
+    contacts: Number(option('contacts') ?? FULL_SIZE.contacts),
+    smallHubs: Number(option('small-hubs') ?? FULL_SIZE.smallHubs),
+    seed: Number(option('seed') ?? FULL_SIZE.seed),
+  };
+  for (const kind of stores) await generate(kind, size);
+} else {
+  const results: Record<string, Row[]> = {};
+  const markdown: string[] = [`## chatlog benchmark, ${new Date().toISOString().slice(0, 10)}`, ''];
+  for (const kind of stores) {
+    console.log(`\n== ${kind}`);
+    const rows = await suite(kind);
+    results[kind] = rows;
+    const text = table(kind, rows);
+    console.log(`\n${text}`);
+    markdown.push(text, '');
+  }
+  const date = new Date().toISOString().slice(0, 10);
+  const out = path.join(ROOT, 'bench', 'results');
+  fs.mkdirSync(out, { recursive: true });
+  fs.writeFileSync(
+    path.join(out, `${date}.json`),
+    `${JSON.stringify({ date: new Date().toISOString(), seconds, results }, null, 2)}\n`,
+  );
+  fs.writeFileSync(path.join(out, `${date}.md`), `${markdown.join('\n')}\n`);
+  console.log(`\nresults: bench/results/${date}.json and .md`);
+}
