@@ -15,6 +15,7 @@ import { registerIngestRoutes } from './modules/ingest/ingest.routes.js';
 import { IngestService } from './modules/ingest/ingest.usecases.js';
 import { RateLimiter } from './modules/keys/keys.ratelimit.js';
 import { KeyService } from './modules/keys/keys.usecases.js';
+import { AnswerCache } from './modules/messages/messages.cache.js';
 import {
   answerMessages,
   createCheckDeps,
@@ -91,7 +92,7 @@ export function buildApp(deps: AppDeps): App {
   const keys = new KeyService(deps.store, deps.secrets, clock);
   const hubs = new HubService(deps.store, deps.secrets, clock);
   const rateLimiter = new RateLimiter({ redisUrl: deps.redisUrl, log: deps.logger });
-  const routeDeps = { store: deps.store, keys, hubs, rateLimiter };
+  const routeDeps = { store: deps.store, keys, hubs, rateLimiter, cache: new AnswerCache() };
   const checkDeps = createCheckDeps(routeDeps);
 
   const app = Fastify({
@@ -127,8 +128,8 @@ export function buildApp(deps: AppDeps): App {
       if (match && error.code === 'FST_ERR_BAD_URL') {
         if (request.raw.method !== 'GET' && request.raw.method !== 'HEAD')
           return sendError(reply, methodNotAllowed());
-        return answerMessages(request, reply, match[1] ?? '', checkDeps, deps.store).catch((e: unknown) =>
-          handleError(e, reply),
+        return answerMessages(request, reply, match[1] ?? '', checkDeps, deps.store, routeDeps.cache).catch(
+          (e: unknown) => handleError(e, reply),
         );
       }
       const translated =

@@ -7,6 +7,7 @@ import type { Store } from '../../store/store.js';
 import type { HubService } from '../hubs/hubs.usecases.js';
 import type { RateLimiter } from '../keys/keys.ratelimit.js';
 import type { KeyService } from '../keys/keys.usecases.js';
+import type { AnswerCache } from './messages.cache.js';
 import { type CheckDeps, checkMessagesRequest } from './messages.checks.js';
 import { serializeMessages } from './messages.serializer.js';
 
@@ -16,6 +17,7 @@ const ANSWER_FORMAT = 1;
 
 export interface MessagesRouteDeps {
   store: Store;
+  cache: AnswerCache;
   keys: KeyService;
   hubs: HubService;
   rateLimiter: RateLimiter;
@@ -45,7 +47,8 @@ export function registerMessagesRoutes(
     method: ['GET', 'HEAD'],
     url: MESSAGES_PATH,
     exposeHeadRoute: false,
-    handler: (request, reply) => answerMessages(request, reply, request.params.hubId, checkDeps, deps.store),
+    handler: (request, reply) =>
+      answerMessages(request, reply, request.params.hubId, checkDeps, deps.store, deps.cache),
   });
 
   // Every other method: 405 before any check, and before any body is read.
@@ -81,6 +84,7 @@ export async function answerMessages(
   hubId: string,
   checkDeps: CheckDeps,
   store: Store,
+  cache: AnswerCache,
 ): Promise<FastifyReply> {
   const checked = await checkMessagesRequest({ hubId, query: rawQueryOf(request.raw.url ?? '') }, checkDeps);
   // Read before the rows: the answer then holds at least what the ETag names.
@@ -99,15 +103,22 @@ export async function answerMessages(
   if (encoding !== 'identity') reply.header('Content-Encoding', encoding);
   if (request.method === 'HEAD') return reply.send();
 
+  const cacheKey = `${etag} ${encoding}`;
+  const cached = cache.get(cacheKey);
+  if (cached) return reply.header('Content-Length', cached.length).send(cached);
+
   const rows = store.messages.stream({
     hubId: checked.hub.id,
     fromMs: checked.fromMs,
     toMsExclusive: checked.toMsExclusive,
   });
+  const logFailure = (error: NodeJS.ErrnoException | null) => {
+    if (error && error.code !== 'ERR_STREAM_PREMATURE_CLOSE')
+      request.log.error({ err: error }, 'answer stream failed');
+  };
   if (encoding === 'identity') {
-    return reply.send(
-      Readable.from(serializeMessages(rows), { objectMode: false, highWaterMark: 64 * 1024 }),
-    );
+    const json = Readable.from(serializeMessages(rows), { objectMode: false, highWaterMark: 64 * 1024 });
+    return reply.send(pipeline(json, cache.recorder(cacheKey), logFailure));
   }
   const compressor = createCompressor(encoding);
   // Flush once after the first chunk, so the client sees bytes at once, not after megabytes.
@@ -118,9 +129,5 @@ export async function answerMessages(
       highWaterMark: 64 * 1024,
     },
   );
-  const compressed = pipeline(json, compressor, (error: NodeJS.ErrnoException | null) => {
-    if (error && error.code !== 'ERR_STREAM_PREMATURE_CLOSE')
-      request.log.error({ err: error }, 'answer stream failed');
-  });
-  return reply.send(compressed);
+  return reply.send(pipeline(json, compressor, cache.recorder(cacheKey), logFailure));
 }

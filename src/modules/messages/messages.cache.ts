@@ -1,0 +1,54 @@
+/**
+ * Small answers kept in memory, keyed by their ETag (hub, change counter, range) and encoding:
+ * the same question about unchanged data ("yesterday", asked by a dashboard every minute) is
+ * answered from memory. A change to the hub changes the counter, so a stale entry is never used;
+ * it just ages out. Bounded in bytes; big answers are never kept.
+ */
+import { Transform, type TransformCallback } from 'node:stream';
+
+export const CACHEABLE_ANSWER_BYTES = 256 * 1024;
+
+export class AnswerCache {
+  private readonly entries = new Map<string, Buffer>();
+  private bytes = 0;
+
+  constructor(private readonly maxBytes = 16 * 1024 * 1024) {}
+
+  get(key: string): Buffer | undefined {
+    const hit = this.entries.get(key);
+    if (hit) {
+      // Most recently used last.
+      this.entries.delete(key);
+      this.entries.set(key, hit);
+    }
+    return hit;
+  }
+
+  set(key: string, body: Buffer): void {
+    if (body.length > CACHEABLE_ANSWER_BYTES || this.entries.has(key)) return;
+    this.entries.set(key, body);
+    this.bytes += body.length;
+    for (const [oldest, value] of this.entries) {
+      if (this.bytes <= this.maxBytes) break;
+      this.entries.delete(oldest);
+      this.bytes -= value.length;
+    }
+  }
+
+  /** A pass-through that hands the whole body to `keep` when it ends small enough. */
+  recorder(key: string): Transform {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    return new Transform({
+      transform: (chunk: Buffer, _encoding, callback: TransformCallback) => {
+        size += chunk.length;
+        if (size <= CACHEABLE_ANSWER_BYTES) chunks.push(chunk);
+        callback(null, chunk);
+      },
+      flush: (callback: TransformCallback) => {
+        if (size <= CACHEABLE_ANSWER_BYTES) this.set(key, Buffer.concat(chunks, size));
+        callback();
+      },
+    });
+  }
+}
