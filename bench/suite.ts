@@ -283,16 +283,28 @@ async function suite(kind: StoreKind): Promise<Row[]> {
     }
     await stop(memory);
 
-    // Q3: the whole large hub, one download; peak RSS sampled from /proc.
-    let peak = rssMiB(server.pid);
+    // Q3: the whole large hub, one download from a fresh server (so its RSS is this answer's alone).
+    const fresh = spawn(
+      process.execPath,
+      [path.join(ROOT, 'bin', 'chatlog'), 'serve', '--workers', '1', '--port', '0'],
+      {
+        cwd: ROOT,
+        env: serverEnv(kind),
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
+    children.push(fresh);
+    const freshBase = (await waitForLine(fresh, 'stderr', /listening on (http:\S+)/))[1] ?? '';
+    let peak = rssMiB(fresh.pid);
     const sampler = setInterval(() => {
-      peak = Math.max(peak, rssMiB(server.pid));
+      peak = Math.max(peak, rssMiB(fresh.pid));
     }, 50);
     const whole = await runLoad<DownloadResult>(
       'download',
-      `${base}/api/line/${LARGE_HUB}/messages?apikey=${manifest.key}`,
+      `${freshBase}/api/line/${LARGE_HUB}/messages?apikey=${manifest.key}`,
     );
     clearInterval(sampler);
+    await stop(fresh);
     const largeCount = manifest.size.messages;
     const scan = await scanBaseline(kind);
     add(

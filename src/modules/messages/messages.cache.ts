@@ -35,20 +35,31 @@ export class AnswerCache {
     }
   }
 
-  /** A pass-through that hands the whole body to `keep` when it ends small enough. */
-  recorder(key: string): Transform {
+  /**
+   * Pass-throughs that hand the whole body to the cache when it ends, if the answer's JSON (before
+   * any compression) was small: `measure` goes before the compressor, `keep` after it.
+   */
+  recorder(key: string): { measure: Transform; keep: Transform } {
+    let jsonBytes = 0;
+    const measure = new Transform({
+      transform: (chunk: Buffer, _encoding, callback: TransformCallback) => {
+        jsonBytes += chunk.length;
+        callback(null, chunk);
+      },
+    });
     const chunks: Buffer[] = [];
     let size = 0;
-    return new Transform({
+    const keep = new Transform({
       transform: (chunk: Buffer, _encoding, callback: TransformCallback) => {
         size += chunk.length;
         if (size <= CACHEABLE_ANSWER_BYTES) chunks.push(chunk);
         callback(null, chunk);
       },
       flush: (callback: TransformCallback) => {
-        if (size <= CACHEABLE_ANSWER_BYTES) this.set(key, Buffer.concat(chunks, size));
+        if (jsonBytes <= CACHEABLE_ANSWER_BYTES) this.set(key, Buffer.concat(chunks, size));
         callback();
       },
     });
+    return { measure, keep };
   }
 }

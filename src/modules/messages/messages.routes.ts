@@ -118,7 +118,8 @@ export async function answerMessages(
   };
   if (encoding === 'identity') {
     const json = Readable.from(serializeMessages(rows), { objectMode: false, highWaterMark: 64 * 1024 });
-    return reply.send(pipeline(json, cache.recorder(cacheKey), logFailure));
+    const { measure, keep } = cache.recorder(cacheKey);
+    return reply.send(pipeline(json, measure, keep, logFailure));
   }
   const compressor = createCompressor(encoding);
   // Flush once after the first chunk, so the client sees bytes at once, not after megabytes.
@@ -129,5 +130,6 @@ export async function answerMessages(
       highWaterMark: 64 * 1024,
     },
   );
-  return reply.send(pipeline(json, compressor, cache.recorder(cacheKey), logFailure));
+  const { measure, keep } = cache.recorder(cacheKey);
+  return reply.send(pipeline(json, measure, compressor, keep, logFailure));
 }
