@@ -65,3 +65,39 @@ test('a long read hands the event loop back between batches', async () => {
   assert.ok(otherWorkRan);
   assert.ok(batchesBeforeOtherWork <= 2, `other work waited for ${batchesBeforeOtherWork} batches`);
 });
+
+test('concurrent live writes commit together, and a bad request fails alone', async () => {
+  await t.hubs.add('4', {});
+  const op = (id: string, lineId = 'Ulive') => ({
+    kind: 'message' as const,
+    lineId,
+    sender: null,
+    msg: `live ${id}`,
+    contentType: 'text',
+    createdAt: 1000,
+    sourceId: `live:${id}`,
+    sourceKind: 'user' as const,
+    sourceChatId: null,
+  });
+  const results = await Promise.allSettled([
+    t.store.messages.ingest('4', [op('a'), op('b', 'Uother')], 1),
+    t.store.messages.ingest('no-such-hub', [op('c')], 1),
+    t.store.messages.ingest('4', [op('a'), op('d')], 1),
+  ]);
+  assert.equal(results[0].status, 'fulfilled');
+  assert.equal(results[1].status, 'rejected');
+  assert.equal(results[2].status, 'fulfilled');
+  if (results[0].status === 'fulfilled')
+    assert.deepEqual(results[0].value, {
+      stored: 2,
+      duplicates: 0,
+      removed: 0,
+      contactsCreated: ['Ulive', 'Uother'],
+    });
+  if (results[2].status === 'fulfilled')
+    assert.deepEqual(results[2].value, { stored: 1, duplicates: 1, removed: 0, contactsCreated: [] });
+  const stored: string[] = [];
+  for await (const batch of t.store.messages.stream({ hubId: '4' }))
+    stored.push(...batch.map((row) => row.msg));
+  assert.deepEqual(stored, ['live a', 'live d', 'live b']);
+});

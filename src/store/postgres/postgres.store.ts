@@ -476,7 +476,20 @@ export class PostgresStore implements Store {
           outcomes = [];
           return this.inTransaction(async (client) => {
             const changedHubs = new Set<string>();
-            for (const item of group) {
+            // The common case, messages only: a few statements for the whole group. Should one
+            // fail (a hub that does not exist, say), redo the group request by request below.
+            if (group.every((item) => item.operations.every((op) => op.kind === 'message'))) {
+              await client.query('SAVEPOINT bulk');
+              try {
+                outcomes = await this.applyMessagesInBulk(client, group);
+                await client.query('RELEASE SAVEPOINT bulk');
+                for (const item of group) changedHubs.add(item.hubId);
+              } catch {
+                await client.query('ROLLBACK TO SAVEPOINT bulk');
+                outcomes = [];
+              }
+            }
+            for (const item of outcomes.length > 0 ? [] : group) {
               await client.query('SAVEPOINT request');
               try {
                 outcomes.push(await this.applyIngest(client, item.hubId, item.operations, item.now));
@@ -504,6 +517,65 @@ export class PostgresStore implements Store {
       });
     }
     this.flushing = false;
+  }
+
+  /** Stores the messages of every request of a group with one statement for contacts and one for messages. */
+  private async applyMessagesInBulk(client: pg.PoolClient, group: PendingIngest[]): Promise<IngestOutcome[]> {
+    type MessageOp = Extract<IngestOperation, { kind: 'message' }>;
+    const all = group.flatMap((item) => item.operations.map((op) => ({ item, op: op as MessageOp })));
+    // Contacts, in the order the group first names them.
+    const pairs = new Map<string, { hubId: string; lineId: string; now: number }>();
+    for (const { item, op } of all) {
+      const key = `${item.hubId}\u0000${op.lineId}`;
+      if (!pairs.has(key)) pairs.set(key, { hubId: item.hubId, lineId: op.lineId, now: item.now });
+    }
+    const wanted = [...pairs.values()];
+    const created = await client.query<{ hub_id: string; line_id: string }>(
+      `INSERT INTO contacts (hub_id, line_id, created_at)
+       SELECT h, l, t FROM unnest($1::text[], $2::text[], $3::bigint[]) WITH ORDINALITY AS x(h, l, t, o) ORDER BY o
+       ON CONFLICT (hub_id, line_id) DO NOTHING RETURNING hub_id, line_id`,
+      [wanted.map((w) => w.hubId), wanted.map((w) => w.lineId), wanted.map((w) => w.now)],
+    );
+    const createdKeys = new Set(created.rows.map((r) => `${r.hub_id}\u0000${r.line_id}`));
+    const ids = await client.query<{ id: number; hub_id: string; line_id: string }>(
+      `SELECT c.id, c.hub_id, c.line_id FROM contacts AS c
+       JOIN unnest($1::text[], $2::text[]) AS x(h, l) ON c.hub_id = x.h AND c.line_id = x.l`,
+      [wanted.map((w) => w.hubId), wanted.map((w) => w.lineId)],
+    );
+    const idOf = new Map(ids.rows.map((r) => [`${r.hub_id}\u0000${r.line_id}`, r.id]));
+    const inserted = await client.query<{ hub_id: string; source_id: string }>(
+      `INSERT INTO messages (hub_id, contact_id, created_at, sender, msg, content_type, source_id, source_kind, source_chat_id)
+       SELECT h, c, t, s, m, ct, sid, sk, sc
+       FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[])
+         WITH ORDINALITY AS x(h, c, t, s, m, ct, sid, sk, sc, o)
+       WHERE NOT EXISTS (SELECT 1 FROM unsent_messages AS u WHERE u.hub_id = x.h AND u.source_id = x.sid)
+       ORDER BY o
+       ON CONFLICT (hub_id, source_id) DO NOTHING RETURNING hub_id, source_id`,
+      [
+        all.map(({ item }) => item.hubId),
+        all.map(({ item, op }) => idOf.get(`${item.hubId}\u0000${op.lineId}`)),
+        all.map(({ op }) => op.createdAt),
+        all.map(({ op }) => op.sender),
+        all.map(({ op }) => op.msg),
+        all.map(({ op }) => op.contentType),
+        all.map(({ op }) => op.sourceId),
+        all.map(({ op }) => op.sourceKind),
+        all.map(({ op }) => op.sourceChatId),
+      ],
+    );
+    // Credit each new row, and each new contact, to the first request that brought it.
+    const newRows = new Set(inserted.rows.map((r) => `${r.hub_id}\u0000${r.source_id}`));
+    return group.map((item) => {
+      const outcome: IngestOutcome = { stored: 0, duplicates: 0, removed: 0, contactsCreated: [] };
+      for (const op of item.operations as MessageOp[]) {
+        const rowKey = `${item.hubId}\u0000${op.sourceId}`;
+        if (newRows.delete(rowKey)) outcome.stored += 1;
+        else outcome.duplicates += 1;
+        const contactKey = `${item.hubId}\u0000${op.lineId}`;
+        if (createdKeys.delete(contactKey)) outcome.contactsCreated.push(op.lineId);
+      }
+      return outcome;
+    });
   }
 
   /** Two nodes writing the same contacts in opposite orders may deadlock: PostgreSQL aborts one; retry it. */
