@@ -7,6 +7,7 @@ import type { DestinationStream } from 'pino';
 import { RateLimiterClusterMaster } from 'rate-limiter-flexible';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
+import { describeStartFailure } from './lib/errors.js';
 import { createLogger } from './lib/logger.js';
 import { createSecretBox, loadServerSecret } from './lib/secrets.js';
 import { openStore } from './store/open.js';
@@ -136,10 +137,4 @@ export async function serve(config: Config, workers: number): Promise<void> {
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
-}
-
-export function describeStartFailure(error: unknown): string {
-  const err = error as NodeJS.ErrnoException;
-  if (err?.code === 'EADDRINUSE') return `the address is already in use (${err.message})`;
-  return err?.message ?? String(error);
 }

@@ -15,12 +15,11 @@ import {
   formatTimestamp,
   parseCalendarDay,
 } from '../lib/calendar.js';
-import { UserError } from '../lib/errors.js';
+import { describeStartFailure, UserError } from '../lib/errors.js';
 import { requireHubId } from '../modules/hubs/hubs.usecases.js';
 import { importFile } from '../modules/ingest/import.usecases.js';
 import { KEY_SCOPES, type KeySummary } from '../modules/keys/keys.usecases.js';
 import { serializeMessages } from '../modules/messages/messages.serializer.js';
-import { describeStartFailure, serve } from '../server.js';
 import type { KeyScope } from '../store/store.js';
 import { runDemo } from './demo.js';
 import { createProgress } from './progress.js';
@@ -82,6 +81,8 @@ export function buildProgram(): Command {
       });
       // Bring the schema up to date once, before any worker starts.
       await withRuntime(globals(), async () => undefined);
+      // Loaded here: the HTTP server is not needed by the other commands.
+      const { serve } = await import('../server.js');
       await serve(config, options.workers);
     });
 

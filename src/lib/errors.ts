@@ -61,3 +61,10 @@ export class UserError extends Error {
     this.name = 'UserError';
   }
 }
+
+/** One line saying why a start failed (a port in use reads better than its errno). */
+export function describeStartFailure(error: unknown): string {
+  const err = error as NodeJS.ErrnoException;
+  if (err?.code === 'EADDRINUSE') return `the address is already in use (${err.message})`;
+  return err?.message ?? String(error);
+}

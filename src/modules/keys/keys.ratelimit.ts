@@ -6,7 +6,7 @@
  */
 import cluster from 'node:cluster';
 import type { FastifyBaseLogger } from 'fastify';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import {
   type RateLimiterAbstract,
   RateLimiterCluster,
@@ -28,32 +28,37 @@ export interface RateLimiterOptions {
 
 export class RateLimiter {
   private readonly limiters = new Map<string, RateLimiterAbstract>();
-  private readonly redis: Redis | undefined;
+  /** Loaded only when REDIS_URL is set, so that a single node starts without it. */
+  private readonly redis: Promise<Redis> | undefined;
   private readonly log: FastifyBaseLogger | undefined;
   private degraded = false;
 
   constructor(options: RateLimiterOptions = {}) {
     this.log = options.log;
-    if (options.redisUrl) {
-      this.redis = new Redis(options.redisUrl, {
-        // Fail fast while Redis is away instead of queueing requests behind it.
-        enableOfflineQueue: false,
-        maxRetriesPerRequest: 1,
-        connectTimeout: 2_000,
-        lazyConnect: false,
+    const redisUrl = options.redisUrl;
+    if (redisUrl) {
+      this.redis = import('ioredis').then(({ Redis }) => {
+        const client = new Redis(redisUrl, {
+          // Fail fast while Redis is away instead of queueing requests behind it.
+          enableOfflineQueue: false,
+          maxRetriesPerRequest: 1,
+          connectTimeout: 2_000,
+        });
+        // Connection trouble surfaces as failed commands (handled below); never crash on it.
+        client.on('error', () => undefined);
+        return client;
       });
-      // Connection trouble surfaces as failed commands (handled below); never crash on it.
-      this.redis.on('error', () => undefined);
     }
   }
 
-  private limiterFor(limit: RateLimit): RateLimiterAbstract {
+  private async limiterFor(limit: RateLimit): Promise<RateLimiterAbstract> {
     const id = `${limit.requests}/${limit.perSeconds}`;
     let limiter = this.limiters.get(id);
     if (!limiter) {
       const options = { points: limit.requests, duration: limit.perSeconds, keyPrefix: `chatlog:rl:${id}` };
-      if (this.redis)
-        limiter = new RateLimiterRedis({ ...options, storeClient: this.redis, rejectIfRedisNotReady: true });
+      const redis = this.redis ? await this.redis : undefined;
+      if (redis)
+        limiter = new RateLimiterRedis({ ...options, storeClient: redis, rejectIfRedisNotReady: true });
       else if (cluster.isWorker) limiter = new RateLimiterCluster({ ...options, timeoutMs: 2_000 });
       else limiter = new RateLimiterMemory(options);
       this.limiters.set(id, limiter);
@@ -64,7 +69,7 @@ export class RateLimiter {
   /** Takes one request from the key's allowance. */
   async consume(keyId: string, limit: RateLimit): Promise<RateLimitState> {
     try {
-      const result = await this.limiterFor(limit).consume(keyId, 1);
+      const result = await (await this.limiterFor(limit)).consume(keyId, 1);
       this.recovered();
       return { allowed: true, headers: rateLimitHeaders(limit, result) };
     } catch (rejection) {
@@ -79,7 +84,7 @@ export class RateLimiter {
   /** The key's allowance as it stands, without taking from it (for answers refused earlier). */
   async peek(keyId: string, limit: RateLimit): Promise<Record<string, string>> {
     try {
-      return rateLimitHeaders(limit, await this.limiterFor(limit).get(keyId));
+      return rateLimitHeaders(limit, await (await this.limiterFor(limit)).get(keyId));
     } catch {
       return {};
     }
@@ -87,13 +92,16 @@ export class RateLimiter {
 
   /** Resolves once Redis is connected (at once without Redis): until then, requests are not limited. */
   async connected(): Promise<void> {
-    const redis = this.redis;
-    if (!redis || redis.status === 'ready') return;
+    if (!this.redis) return;
+    const redis = await this.redis;
+    if (redis.status === 'ready') return;
     await new Promise<void>((resolve) => redis.once('ready', () => resolve()));
   }
 
   async close(): Promise<void> {
-    if (this.redis) await this.redis.quit().catch(() => this.redis?.disconnect());
+    if (!this.redis) return;
+    const redis = await this.redis;
+    await redis.quit().catch(() => redis.disconnect());
   }
 
   private unlimited(error: unknown): RateLimitState {
