@@ -84,6 +84,8 @@ async function generate(kind: StoreKind, size: DatasetSize): Promise<void> {
       (line) => console.log(line),
     );
     await hubs.add(WEBHOOK_HUB, { lineChannelSecret: CHANNEL_SECRET });
+    // Fresh statistics for the planner, as autovacuum would gather them in time.
+    if (store instanceof PostgresStore) await store.analyze();
     const { key } = await new KeyService(store, secrets).issue(LARGE_HUB, 'read', 'bench');
     const manifest: Manifest = { size, loadSeconds: loaded.seconds, messages: loaded.messages, key };
     fs.mkdirSync(DATA, { recursive: true });
