@@ -98,6 +98,7 @@ export class PostgresStore implements Store {
   private readonly pool: pg.Pool;
   private readonly streamPool: pg.Pool;
   private readonly schema: string | undefined;
+  private readonly smallQueryTimeoutMs: number;
   private pendingIngest: PendingIngest[] = [];
   private flushing = false;
   private closed = false;
@@ -123,10 +124,15 @@ export class PostgresStore implements Store {
       connectionString: options.connectionString,
       query_timeout: (options.statementTimeoutMs ?? 5_000) + 2_000,
     });
+    // A cursor's statement lasts as long as its answer (the timeout would not restart at each
+    // fetch), so streams have no statement timeout; a client that stops reading is cut by the
+    // HTTP idle timeout, which closes the cursor. The small queries here carry their own timeout.
     this.streamPool = new pg.Pool({
       ...common,
+      statement_timeout: 0,
       connectionString: options.readConnectionString ?? options.connectionString,
     });
+    this.smallQueryTimeoutMs = (options.statementTimeoutMs ?? 5_000) + 2_000;
     const onError = options.onPoolError ?? (() => undefined);
     this.pool.on('error', onError);
     this.streamPool.on('error', onError);
@@ -350,10 +356,11 @@ export class PostgresStore implements Store {
 
   messages: Store['messages'] = {
     dataVersion: async (hubId) => {
-      const result = await this.streamPool.query<{ data_version: number }>(
-        'SELECT data_version FROM hubs WHERE id = $1',
-        [hubId],
-      );
+      const result = await this.streamPool.query<{ data_version: number }>({
+        text: 'SELECT data_version FROM hubs WHERE id = $1',
+        values: [hubId],
+        query_timeout: this.smallQueryTimeoutMs,
+      } as pg.QueryConfig);
       return result.rows[0]?.data_version ?? 0;
     },
     stream: (query) => this.streamMessages(query),
@@ -380,10 +387,11 @@ export class PostgresStore implements Store {
     let short = false;
     if (query.fromMs !== undefined || query.toMsExclusive !== undefined) {
       try {
-        const counted = await client.query<{ n: number }>(COUNT_IN_RANGE_SQL, [
-          ...args,
-          SORT_IN_MEMORY_MAX_ROWS + 1,
-        ]);
+        const counted = await client.query<{ n: number }>({
+          text: COUNT_IN_RANGE_SQL,
+          values: [...args, SORT_IN_MEMORY_MAX_ROWS + 1],
+          query_timeout: this.smallQueryTimeoutMs,
+        } as pg.QueryConfig);
         short = (counted.rows[0]?.n ?? Number.POSITIVE_INFINITY) <= SORT_IN_MEMORY_MAX_ROWS;
       } catch (error) {
         client.release(error as Error);
