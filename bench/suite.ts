@@ -19,6 +19,7 @@ import { PostgresStore } from '../src/store/postgres/postgres.store.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite.store.js';
 import type { Store } from '../src/store/store.js';
 import { type DatasetSize, FULL_SIZE, LARGE_HUB, loadDataset, START_MS } from './dataset.js';
+import { stop, waitForLine } from './processes.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const DATA = path.join(ROOT, 'bench', '.data');
@@ -96,29 +97,6 @@ async function generate(kind: StoreKind, size: DatasetSize): Promise<void> {
   } finally {
     await store.close();
   }
-}
-
-function waitForLine(
-  child: ChildProcess,
-  stream: 'stdout' | 'stderr',
-  pattern: RegExp,
-): Promise<RegExpExecArray> {
-  return new Promise((resolve, reject) => {
-    let seen = '';
-    child[stream]?.on('data', (chunk: Buffer) => {
-      seen += chunk.toString();
-      const match = pattern.exec(seen);
-      if (match) resolve(match);
-    });
-    child.once('exit', (code) => reject(new Error(`exited ${code}: ${seen}`)));
-  });
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  await exited;
 }
 
 function runLoad<T>(...args: string[]): Promise<T> {

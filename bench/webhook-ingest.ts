@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { createSecretBox } from '../src/lib/secrets.js';
 import { HubService } from '../src/modules/hubs/hubs.usecases.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite.store.js';
+import { stop, waitForLine } from './processes.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SECRET = 'chatlog-bench-webhook-secret-0123456789';
@@ -27,22 +28,6 @@ function option(name: string, fallback: number): number {
 const seconds = option('seconds', 10);
 const concurrency = option('concurrency', 32);
 const perRequest = option('events-per-request', 1);
-
-function waitForLine(
-  child: ChildProcess,
-  stream: 'stdout' | 'stderr',
-  pattern: RegExp,
-): Promise<RegExpExecArray> {
-  return new Promise((resolve, reject) => {
-    let seen = '';
-    child[stream]?.on('data', (chunk: Buffer) => {
-      seen += chunk.toString();
-      const match = pattern.exec(seen);
-      if (match) resolve(match);
-    });
-    child.once('exit', (code) => reject(new Error(`exited ${code}: ${seen}`)));
-  });
-}
 
 interface LoadResult {
   seconds: number;
@@ -72,13 +57,6 @@ async function load(url: string, prefix: string): Promise<LoadResult> {
   );
   const match = await waitForLine(child, 'stdout', /^(\{.*\})\n/m);
   return JSON.parse(match[1] ?? '{}') as LoadResult;
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  await exited;
 }
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'chatlog-bench-webhook-'));

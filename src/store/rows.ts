@@ -54,3 +54,24 @@ export function toKey(row: KeyRow): ApiKeyRecord {
         : null,
   };
 }
+
+/** The columns of api_keys in insert order, and a record's values in that order (an INSERT in either store). */
+export const KEY_COLUMNS =
+  'id, hub_id, scope, label, key_hash, key_encrypted, key_start, created_at, last_used_at, revoked_at, rate_limit_requests, rate_limit_per_seconds';
+
+export function keyRowValues(key: ApiKeyRecord): Array<string | number | Buffer | null> {
+  return [
+    key.id,
+    key.hubId,
+    key.scope,
+    key.label,
+    key.keyHash,
+    key.keyEncrypted,
+    key.keyStart,
+    key.createdAt,
+    key.lastUsedAt,
+    key.revokedAt,
+    key.rateLimit?.requests ?? null,
+    key.rateLimit?.perSeconds ?? null,
+  ];
+}

@@ -6,7 +6,7 @@
  */
 import pg from 'pg';
 import Cursor from 'pg-cursor';
-import { type HubRow, type KeyRow, toHub, toKey } from '../rows.js';
+import { type HubRow, KEY_COLUMNS, type KeyRow, keyRowValues, toHub, toKey } from '../rows.js';
 import type {
   Contact,
   HubSettings,
@@ -286,23 +286,8 @@ export class PostgresStore implements Store {
   keys: Store['keys'] = {
     insert: async (key) => {
       await this.pool.query(
-        `INSERT INTO api_keys (id, hub_id, scope, label, key_hash, key_encrypted, key_start, created_at,
-           last_used_at, revoked_at, rate_limit_requests, rate_limit_per_seconds)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-        [
-          key.id,
-          key.hubId,
-          key.scope,
-          key.label,
-          key.keyHash,
-          key.keyEncrypted,
-          key.keyStart,
-          key.createdAt,
-          key.lastUsedAt,
-          key.revokedAt,
-          key.rateLimit?.requests ?? null,
-          key.rateLimit?.perSeconds ?? null,
-        ],
+        `INSERT INTO api_keys (${KEY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+        keyRowValues(key),
       );
     },
     findByHash: async (keyHash) => {

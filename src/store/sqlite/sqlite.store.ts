@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import Database from 'better-sqlite3';
-import { type HubRow, type KeyRow, toHub, toKey } from '../rows.js';
+import { type HubRow, KEY_COLUMNS, type KeyRow, keyRowValues, toHub, toKey } from '../rows.js';
 import type {
   Contact,
   HubSettings,
@@ -309,23 +309,8 @@ export class SqliteStore implements Store {
     insert: (key) =>
       this.serializeWrites(() =>
         this.inWriteTransaction(() => {
-          this.sql(
-            `INSERT INTO api_keys (id, hub_id, scope, label, key_hash, key_encrypted, key_start, created_at,
-               last_used_at, revoked_at, rate_limit_requests, rate_limit_per_seconds)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-          ).run(
-            key.id,
-            key.hubId,
-            key.scope,
-            key.label,
-            key.keyHash,
-            key.keyEncrypted,
-            key.keyStart,
-            key.createdAt,
-            key.lastUsedAt,
-            key.revokedAt,
-            key.rateLimit?.requests ?? null,
-            key.rateLimit?.perSeconds ?? null,
+          this.sql(`INSERT INTO api_keys (${KEY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
+            ...keyRowValues(key),
           );
         }),
       ),
