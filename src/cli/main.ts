@@ -79,8 +79,9 @@ export function buildProgram(): Command {
         host: options.host,
         dataDir: globals().dataDir,
       });
-      // Bring the schema up to date once, before any worker starts.
-      await withRuntime(globals(), async () => undefined);
+      // With several workers, bring the schema up to date once before they start; a single
+      // process does it itself when it opens the store.
+      if (options.workers > 1) await withRuntime(globals(), async () => undefined);
       // Loaded here: the HTTP server is not needed by the other commands.
       const { serve } = await import('../server.js');
       await serve(config, options.workers);
