@@ -3,6 +3,9 @@
  *
  *   rps <url> <connections> <seconds> [accept-encoding]   autocannon: requests/s, latency, bytes/s
  *   download <url> [accept-encoding]                      one GET read to the end: TTFB, bytes, seconds
+ *   stream <url> <connections> <seconds> [accept-encoding]  GETs back to back on each connection:
+ *                                                          bytes/s received, answers cut off at the
+ *                                                          end counted for what arrived
  */
 import http from 'node:http';
 import autocannon from 'autocannon';
@@ -55,6 +58,44 @@ function download(): Promise<void> {
   });
 }
 
+async function stream(): Promise<void> {
+  const [connections = '4', seconds = '10', encoding] = rest;
+  const agent = new http.Agent({ keepAlive: true, maxSockets: Number(connections) });
+  const started = performance.now();
+  const deadline = started + Number(seconds) * 1000;
+  let bytes = 0;
+  let answers = 0;
+  const one = () =>
+    new Promise<void>((resolve, reject) => {
+      const request = http.get(
+        url,
+        { agent, headers: encoding ? { 'accept-encoding': encoding } : {} },
+        (res) => {
+          res.on('data', (chunk: Buffer) => {
+            bytes += chunk.length;
+            if (performance.now() >= deadline) request.destroy();
+          });
+          res.on('end', () => {
+            answers += 1;
+            resolve();
+          });
+          res.on('close', resolve);
+          res.on('error', () => resolve());
+        },
+      );
+      request.on('error', (error) => (performance.now() >= deadline ? resolve() : reject(error)));
+    });
+  await Promise.all(
+    Array.from({ length: Number(connections) }, async () => {
+      while (performance.now() < deadline) await one();
+    }),
+  );
+  const elapsed = (performance.now() - started) / 1000;
+  agent.destroy();
+  process.stdout.write(`${JSON.stringify({ bytesPerSecond: bytes / elapsed, answers, seconds: elapsed })}\n`);
+}
+
 if (mode === 'rps') await rps();
+else if (mode === 'stream') await stream();
 else if (mode === 'download') await download();
 else throw new Error(`unknown mode ${mode}`);

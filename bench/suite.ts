@@ -115,6 +115,10 @@ interface RpsResult {
   errors: number;
   non2xx: number;
 }
+interface StreamResult {
+  bytesPerSecond: number;
+  answers: number;
+}
 interface DownloadResult {
   status: number;
   bytes: number;
@@ -245,21 +249,55 @@ async function suite(kind: StoreKind): Promise<Row[]> {
     add('Q1', 'p50 latency (ms)', q1Run.p50ms, 'in-memory node:http', q1Base.p50ms);
     add('Q1', 'p99 latency (ms)', q1Run.p99ms, 'in-memory node:http', q1Base.p99ms);
 
+    // The same without the answer cache (CHATLOG_ANSWER_CACHE_MB=0): every request reads and encodes.
+    const uncached = spawn(
+      process.execPath,
+      [path.join(ROOT, 'bin', 'chatlog'), 'serve', '--workers', '1', '--port', '0'],
+      {
+        cwd: ROOT,
+        env: { ...serverEnv(kind), CHATLOG_ANSWER_CACHE_MB: '0' },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
+    children.push(uncached);
+    const uncachedBase = (await waitForLine(uncached, 'stderr', /listening on (http:\S+)/))[1] ?? '';
+    const q1UncachedUrl = dayUrl(uncachedBase, manifest.key, day(400), day(400));
+    const q1Uncached = await runLoad<RpsResult>('rps', q1UncachedUrl, '32', String(seconds));
+    add(
+      'Q1',
+      'no answer cache: requests/s',
+      q1Uncached.requestsPerSecond,
+      'in-memory node:http',
+      q1Base.requestsPerSecond,
+    );
+    add('Q1', 'no answer cache: p50 latency (ms)', q1Uncached.p50ms, 'in-memory node:http', q1Base.p50ms);
+    add('Q1', 'no answer cache: p99 latency (ms)', q1Uncached.p99ms, 'in-memory node:http', q1Base.p99ms);
+
     // Q2: one month, 4 connections, plain and compressed.
-    const q2Base = await runLoad<RpsResult>('rps', `${memoryBase}/q2`, '4', String(seconds));
-    const q2Run = await runLoad<RpsResult>('rps', q2Url, '4', String(seconds));
-    const perSecond = (r: RpsResult) => r.requestsPerSecond * q2.messages;
+    // Messages/s from the bytes received (answers cut off at the end count for what arrived), so
+    // that a run of a few long answers is not rounded to whole requests.
+    const q2Base = await runLoad<StreamResult>('stream', `${memoryBase}/q2`, '4', String(seconds));
+    const q2Run = await runLoad<StreamResult>('stream', q2Url, '4', String(seconds));
+    const perSecond = (r: StreamResult, answerBytes: number) =>
+      (r.bytesPerSecond / answerBytes) * q2.messages;
     add(
       'Q2',
       `one month (${q2.messages} messages): messages/s`,
-      perSecond(q2Run),
+      perSecond(q2Run, q2.bytes.length),
       'in-memory node:http',
-      perSecond(q2Base),
+      perSecond(q2Base, q2.bytes.length),
     );
     add('Q2', 'MB/s', q2Run.bytesPerSecond / 1e6, 'in-memory node:http', q2Base.bytesPerSecond / 1e6);
     for (const encoding of ['gzip', 'br']) {
-      const compressed = await runLoad<RpsResult>('rps', q2Url, '4', String(seconds), encoding);
-      add('Q2', `${encoding}: messages/s`, perSecond(compressed), 'Q2 uncompressed', perSecond(q2Run));
+      const answer = await runLoad<DownloadResult>('download', q2Url, encoding);
+      const compressed = await runLoad<StreamResult>('stream', q2Url, '4', String(seconds), encoding);
+      add(
+        'Q2',
+        `${encoding} (${((100 * answer.bytes) / q2.bytes.length).toFixed(1)}% of the size): messages/s`,
+        perSecond(compressed, answer.bytes),
+        'Q2 uncompressed',
+        perSecond(q2Run, q2.bytes.length),
+      );
     }
     await stop(memory);
 
@@ -298,13 +336,20 @@ async function suite(kind: StoreKind): Promise<Row[]> {
     add('Q3', 'time to first byte (ms)', whole.ttfbMs);
     add('Q3', 'peak server RSS (MiB)', peak);
 
-    // Q4: Q1 while two whole-hub exports run.
-    const exports = [0, 1].map(() =>
-      runLoad<DownloadResult>('download', `${base}/api/line/${LARGE_HUB}/messages?apikey=${manifest.key}`),
-    );
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    const q4 = await runLoad<RpsResult>('rps', q1Url, '32', String(seconds));
-    await Promise.all(exports);
+    // Q4: Q1 while two whole-hub exports run on the same server, with and without the answer cache.
+    const duringExports = async (serverBase: string, url: string) => {
+      const exports = [0, 1].map(() =>
+        runLoad<DownloadResult>(
+          'download',
+          `${serverBase}/api/line/${LARGE_HUB}/messages?apikey=${manifest.key}`,
+        ),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const during = await runLoad<RpsResult>('rps', url, '32', String(seconds));
+      await Promise.all(exports);
+      return during;
+    };
+    const q4 = await duringExports(base, q1Url);
     add('Q4', 'Q1 p99 with two exports running (ms)', q4.p99ms, 'Q1 p99 alone', q1Run.p99ms);
     add(
       'Q4',
@@ -312,6 +357,15 @@ async function suite(kind: StoreKind): Promise<Row[]> {
       q4.requestsPerSecond,
       'Q1 alone',
       q1Run.requestsPerSecond,
+    );
+    const q4Uncached = await duringExports(uncachedBase, q1UncachedUrl);
+    await stop(uncached);
+    add(
+      'Q4',
+      'no answer cache: Q1 p99 with two exports running (ms)',
+      q4Uncached.p99ms,
+      'Q1 p99 alone, no cache',
+      q1Uncached.p99ms,
     );
 
     // Q5: durable webhook ingest, 32 signed senders, 1 and 10 events per request.

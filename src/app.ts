@@ -38,6 +38,8 @@ export interface AppDeps {
   redisUrl?: string | undefined;
   /** Base URL of LINE's Messaging API, for display-name look-ups (tests point it at a fake). */
   lineApiBaseUrl?: string;
+  /** Memory for recent small answers (AnswerCache); 0 turns it off. */
+  answerCacheBytes?: number;
   /** Longer than any request line Node accepts, so over-long ids still reach the contract checks. */
   maxParamLength?: number;
 }
@@ -92,7 +94,13 @@ export function buildApp(deps: AppDeps): App {
   const keys = new KeyService(deps.store, deps.secrets, clock);
   const hubs = new HubService(deps.store, deps.secrets, clock);
   const rateLimiter = new RateLimiter({ redisUrl: deps.redisUrl, log: deps.logger });
-  const routeDeps = { store: deps.store, keys, hubs, rateLimiter, cache: new AnswerCache() };
+  const routeDeps = {
+    store: deps.store,
+    keys,
+    hubs,
+    rateLimiter,
+    cache: new AnswerCache(deps.answerCacheBytes),
+  };
   const checkDeps = createCheckDeps(routeDeps);
 
   const app = Fastify({

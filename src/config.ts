@@ -32,6 +32,8 @@ export interface Config {
   publicUrl: string | undefined;
   /** LINE Messaging API base URL, for display-name look-ups. */
   lineApiBaseUrl: string;
+  /** Memory for recent small answers, keyed by their ETag; 0 turns the cache off. */
+  answerCacheBytes: number;
 }
 
 const LOG_LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
@@ -94,6 +96,10 @@ export function loadConfig(
     ),
     publicUrl: nonEmpty(env.CHATLOG_PUBLIC_URL)?.replace(/\/+$/, ''),
     lineApiBaseUrl: lineApiBaseUrl(nonEmpty(env.LINE_API_BASE_URL) ?? 'https://api.line.me'),
+    answerCacheBytes:
+      integer('CHATLOG_ANSWER_CACHE_MB', nonEmpty(env.CHATLOG_ANSWER_CACHE_MB) ?? '64', 0, 65_536) *
+      1024 *
+      1024,
   };
 }
 

@@ -40,6 +40,7 @@ export async function startServer(
     lineApiBaseUrl: config.lineApiBaseUrl,
     redisUrl: config.redisUrl,
     idleTimeoutMs: config.idleTimeoutMs,
+    answerCacheBytes: config.answerCacheBytes,
   });
 
   const flushLastUsed = () =>

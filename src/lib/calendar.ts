@@ -233,7 +233,35 @@ export function parseTimestamp(text: string): number | undefined {
   return ms;
 }
 
-/** `YYYY-MM-DDTHH:MM:SS.sssZ`, always 24 characters for the instants chatlog stores. */
+const DAY_MS = 86_400_000;
+const TWO_DIGITS = Array.from({ length: 60 }, (_, i) => String(i).padStart(2, '0'));
+const THREE_DIGITS = Array.from({ length: 1000 }, (_, i) => String(i).padStart(3, '0'));
+/** `YYYY-MM-DDT` of recent days (an export walks each contact's days, over and over). */
+const dayPrefixes = new Map<number, string>();
+const DAY_PREFIXES_KEPT = 4096;
+
+/**
+ * `YYYY-MM-DDTHH:MM:SS.sssZ`, always 24 characters for the instants chatlog stores: the same string
+ * as `Date#toISOString`, built from the day's prefix (computed once per day) and lookup tables,
+ * because an export formats millions of them.
+ */
 export function formatTimestamp(epochMs: number): string {
-  return new Date(epochMs).toISOString();
+  if (!Number.isSafeInteger(epochMs) || epochMs < MIN_TIMESTAMP_MS || epochMs > MAX_TIMESTAMP_MS) {
+    return new Date(epochMs).toISOString();
+  }
+  const day = Math.floor(epochMs / DAY_MS);
+  let prefix = dayPrefixes.get(day);
+  if (prefix === undefined) {
+    if (dayPrefixes.size >= DAY_PREFIXES_KEPT) dayPrefixes.clear();
+    prefix = new Date(day * DAY_MS).toISOString().slice(0, 11);
+    dayPrefixes.set(day, prefix);
+  }
+  let rest = epochMs - day * DAY_MS;
+  const millis = rest % 1000;
+  rest = (rest - millis) / 1000;
+  const seconds = rest % 60;
+  rest = (rest - seconds) / 60;
+  const minutes = rest % 60;
+  const hours = (rest - minutes) / 60;
+  return `${prefix}${TWO_DIGITS[hours]}:${TWO_DIGITS[minutes]}:${TWO_DIGITS[seconds]}.${THREE_DIGITS[millis]}Z`;
 }

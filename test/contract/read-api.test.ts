@@ -199,6 +199,42 @@ describe('the answer', () => {
   });
 });
 
+describe('answer cache', () => {
+  test('an answer asked again is the same bytes, and never stale after the hub changes', async () => {
+    await server.hubs.add('400', { timeZone: 'UTC' });
+    const key = (await issue('400')).key;
+    await storeMessages(server.store, '400', [
+      message({ lineId: 'U-c', name: 'old name', msg: 'one', createdAt: at('2024-05-01T10:00:00.000Z') }),
+    ]);
+    const path = api('400', `apikey=${key}&from=2024-05-01&to=2024-05-01`);
+    const decode = { identity: (b: Buffer) => b, gzip: gunzipSync, br: brotliDecompressSync };
+    const ask = async (encoding: keyof typeof decode) => {
+      const response = await rawRequest(server.url, 'GET', path, { 'accept-encoding': encoding });
+      assert.equal(response.status, 200);
+      return decode[encoding](response.body).toString('utf8');
+    };
+    for (const encoding of ['identity', 'gzip', 'br'] as const) {
+      const first = await ask(encoding);
+      assert.equal(await ask(encoding), first);
+      assert.deepEqual(JSON.parse(first)[0].messages.map((m: { msg: string }) => m.msg), ['one']);
+    }
+    // A new message in the range, then a new name: each shows at once, in every encoding.
+    await storeMessages(server.store, '400', [
+      message({ lineId: 'U-c', msg: 'two', createdAt: at('2024-05-01T11:00:00.000Z') }),
+    ]);
+    for (const encoding of ['identity', 'gzip', 'br'] as const) {
+      const body = JSON.parse(await ask(encoding));
+      assert.deepEqual(body[0].messages.map((m: { msg: string }) => m.msg), ['one', 'two']);
+    }
+    await storeMessages(server.store, '400', [
+      message({ lineId: 'U-c', name: 'new name', msg: 'three', createdAt: at('2024-06-01T00:00:00.000Z') }),
+    ]);
+    for (const encoding of ['identity', 'gzip', 'br'] as const) {
+      assert.equal(JSON.parse(await ask(encoding))[0].name, 'new name');
+    }
+  });
+});
+
 describe('errors', () => {
   const cases: Array<[string, string, number, string]> = [
     ['no key', api('100', 'from=2019-11-03'), 401, 'missing_api_key'],

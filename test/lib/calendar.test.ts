@@ -8,6 +8,8 @@ import {
   formatCalendarDay,
   formatTimestamp,
   localDayAt,
+  MAX_TIMESTAMP_MS,
+  MIN_TIMESTAMP_MS,
   nextDay,
   parseCalendarDay,
   parseTimestamp,
@@ -134,5 +136,23 @@ test('timestamps: the 24-character form round-trips; offsets are converted; nons
     'yesterday',
   ]) {
     assert.equal(parseTimestamp(bad), undefined, bad);
+  }
+});
+
+test('formatTimestamp writes exactly what Date#toISOString writes, for every storable instant', () => {
+  const instant = fc.integer({ min: MIN_TIMESTAMP_MS, max: MAX_TIMESTAMP_MS });
+  // Runs of nearby instants too: the formatter keeps the last day's prefix.
+  const run = fc.tuple(instant, fc.array(fc.integer({ min: -2 * 86_400_000, max: 2 * 86_400_000 })));
+  fc.assert(
+    fc.property(run, ([start, steps]) => {
+      for (const ms of [start, ...steps.map((step) => start + step)]) {
+        if (ms < MIN_TIMESTAMP_MS || ms > MAX_TIMESTAMP_MS) continue;
+        assert.equal(formatTimestamp(ms), new Date(ms).toISOString());
+      }
+    }),
+    { numRuns: 2000 },
+  );
+  for (const ms of [MIN_TIMESTAMP_MS, MAX_TIMESTAMP_MS, 0, -1, 86_399_999, 86_400_000]) {
+    assert.equal(formatTimestamp(ms), new Date(ms).toISOString());
   }
 });

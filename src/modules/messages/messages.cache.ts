@@ -2,17 +2,26 @@
  * Small answers kept in memory, keyed by their ETag (hub, change counter, range) and encoding:
  * the same question about unchanged data ("yesterday", asked by a dashboard every minute) is
  * answered from memory. A change to the hub changes the counter, so a stale entry is never used;
- * it just ages out. Bounded in bytes; big answers are never kept.
+ * it just ages out. Bounded in bytes (`CHATLOG_ANSWER_CACHE_MB`, 0 turns it off); an answer larger
+ * than a sixteenth of the cache is never kept, so one export cannot flush everything else.
  */
 import { Transform, type TransformCallback } from 'node:stream';
 
-export const CACHEABLE_ANSWER_BYTES = 256 * 1024;
+export const DEFAULT_ANSWER_CACHE_BYTES = 64 * 1024 * 1024;
 
 export class AnswerCache {
   private readonly entries = new Map<string, Buffer>();
   private bytes = 0;
+  /** The largest answer kept, measured as JSON before any compression. */
+  readonly maxEntryBytes: number;
 
-  constructor(private readonly maxBytes = 16 * 1024 * 1024) {}
+  constructor(private readonly maxBytes = DEFAULT_ANSWER_CACHE_BYTES) {
+    this.maxEntryBytes = Math.floor(maxBytes / 16);
+  }
+
+  get enabled(): boolean {
+    return this.maxEntryBytes > 0;
+  }
 
   get(key: string): Buffer | undefined {
     const hit = this.entries.get(key);
@@ -25,7 +34,7 @@ export class AnswerCache {
   }
 
   set(key: string, body: Buffer): void {
-    if (body.length > CACHEABLE_ANSWER_BYTES || this.entries.has(key)) return;
+    if (body.length > this.maxEntryBytes || this.entries.has(key)) return;
     this.entries.set(key, body);
     this.bytes += body.length;
     for (const [oldest, value] of this.entries) {
@@ -52,11 +61,13 @@ export class AnswerCache {
     const keep = new Transform({
       transform: (chunk: Buffer, _encoding, callback: TransformCallback) => {
         size += chunk.length;
-        if (size <= CACHEABLE_ANSWER_BYTES) chunks.push(chunk);
+        if (size <= this.maxEntryBytes) chunks.push(chunk);
         callback(null, chunk);
       },
       flush: (callback: TransformCallback) => {
-        if (jsonBytes <= CACHEABLE_ANSWER_BYTES) this.set(key, Buffer.concat(chunks, size));
+        if (jsonBytes <= this.maxEntryBytes && size <= this.maxEntryBytes) {
+          this.set(key, Buffer.concat(chunks, size));
+        }
         callback();
       },
     });

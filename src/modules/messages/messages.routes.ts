@@ -1,5 +1,5 @@
 /** The one public operation: GET|HEAD /api/line/:hubId/messages (CONTRACT §1-3). */
-import { pipeline, Readable } from 'node:stream';
+import { PassThrough, pipeline, Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../lib/errors.js';
 import { createCompressor, etagMatches, negotiateEncoding, rawQueryOf, weakEtag } from '../../lib/http.js';
@@ -118,6 +118,7 @@ export async function answerMessages(
   };
   if (encoding === 'identity') {
     const json = Readable.from(serializeMessages(rows), { objectMode: false, highWaterMark: 64 * 1024 });
+    if (!cache.enabled) return reply.send(pipeline(json, new PassThrough(), logFailure));
     const { measure, keep } = cache.recorder(cacheKey);
     return reply.send(pipeline(json, measure, keep, logFailure));
   }
@@ -130,6 +131,7 @@ export async function answerMessages(
       highWaterMark: 64 * 1024,
     },
   );
+  if (!cache.enabled) return reply.send(pipeline(json, compressor, logFailure));
   const { measure, keep } = cache.recorder(cacheKey);
   return reply.send(pipeline(json, measure, compressor, keep, logFailure));
 }

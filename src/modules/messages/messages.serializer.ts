@@ -10,16 +10,29 @@ const CHUNK_BYTES = 64 * 1024;
 export async function* serializeMessages(batches: AsyncIterable<MessageRow[]>): AsyncGenerator<Buffer> {
   let out = '[';
   let currentContact: number | undefined;
+  // A contact's messages mostly share one sender, and content types are few: encode each once.
+  let sender: string | undefined;
+  let senderJson = '';
+  const contentTypeJson = new Map<string, string>();
   for await (const batch of batches) {
     for (const row of batch) {
       if (row.contactId !== currentContact) {
         out += currentContact === undefined ? '{' : ']},{';
-        out += `"lineId":${JSON.stringify(row.lineId)},"vid":${JSON.stringify(row.vid)},"name":${JSON.stringify(row.name)},"messages":[`;
+        out += `"lineId":${JSON.stringify(row.lineId)},"vid":${JSON.stringify(row.vid)},"name":${JSON.stringify(row.name)},"messages":[{"sender":`;
         currentContact = row.contactId;
       } else {
-        out += ',';
+        out += ',{"sender":';
       }
-      out += `{"sender":${JSON.stringify(row.sender)},"msg":${JSON.stringify(row.msg)},"contentType":${JSON.stringify(row.contentType)},"createdAt":"${formatTimestamp(row.createdAt)}"}`;
+      if (row.sender !== sender) {
+        sender = row.sender;
+        senderJson = JSON.stringify(sender);
+      }
+      let contentType = contentTypeJson.get(row.contentType);
+      if (contentType === undefined) {
+        contentType = JSON.stringify(row.contentType);
+        if (contentTypeJson.size < 64) contentTypeJson.set(row.contentType, contentType);
+      }
+      out += `${senderJson},"msg":${JSON.stringify(row.msg)},"contentType":${contentType},"createdAt":"${formatTimestamp(row.createdAt)}"}`;
     }
     if (out.length >= CHUNK_BYTES) {
       yield Buffer.from(out, 'utf8');
