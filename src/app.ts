@@ -2,6 +2,7 @@
  * buildApp(deps): the HTTP application, its modules and its one error handler. It never
  * listens; server.ts does. Every thrown error becomes the contract's JSON error body.
  */
+import { createRequire } from 'node:module';
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyError,
@@ -23,6 +24,19 @@ import {
   registerMessagesRoutes,
 } from './modules/messages/messages.routes.js';
 import { isStoreUnavailable, type Store } from './store/store.js';
+
+// Resolved from fastify's own folder: they are its dependencies, not ours.
+const requireFromFastify = createRequire(createRequire(import.meta.url).resolve('fastify'));
+
+/**
+ * Fastify's default schema compilers (ajv, fast-json-stringify), loaded only if a route ever
+ * declares a schema: loading them costs ~60 ms of every start, and chatlog checks requests itself.
+ */
+const lazySchemaCompilers = {
+  buildValidator: (...args: unknown[]) => requireFromFastify('@fastify/ajv-compiler')()(...args),
+  buildSerializer: (...args: unknown[]) =>
+    requireFromFastify('@fastify/fast-json-stringify-compiler')()(...args),
+};
 
 export interface AppDeps {
   store: Store;
@@ -110,6 +124,7 @@ export function buildApp(deps: AppDeps): App {
       maxParamLength: deps.maxParamLength ?? 65_536,
     },
     return503OnClosing: true,
+    schemaController: { compilersFactory: lazySchemaCompilers },
     connectionTimeout: deps.idleTimeoutMs ?? 60_000,
     // Requests Node's HTTP parser refuses (malformed, or headers over the size limit).
     clientErrorHandler: (error, socket) => {

@@ -4,7 +4,6 @@
  */
 import cluster from 'node:cluster';
 import type { DestinationStream } from 'pino';
-import { RateLimiterClusterMaster } from 'rate-limiter-flexible';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import { describeStartFailure } from './lib/errors.js';
@@ -81,6 +80,7 @@ export async function startServer(
 export async function serve(config: Config, workers: number): Promise<void> {
   if (workers > 1 && cluster.isPrimary) {
     // Workers without Redis share their rate-limit counters through the primary.
+    const { RateLimiterClusterMaster } = await import('rate-limiter-flexible');
     new RateLimiterClusterMaster();
     for (let i = 0; i < workers; i++) cluster.fork();
     let stopping = false;

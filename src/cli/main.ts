@@ -22,7 +22,6 @@ import { KEY_SCOPES, type KeySummary } from '../modules/keys/keys.usecases.js';
 import { serializeMessages } from '../modules/messages/messages.serializer.js';
 import type { KeyScope } from '../store/store.js';
 import { runDemo } from './demo.js';
-import { createProgress } from './progress.js';
 import { type GlobalOptions, withRuntime } from './runtime.js';
 
 function positiveInteger(value: string): number {
@@ -217,6 +216,8 @@ export function buildProgram(): Command {
     .action(async (hubId: string, file: string) => {
       await withRuntime(globals(), async ({ hubs, store }) => {
         requireHubId(hubId);
+        // Loaded here: only this command draws a progress bar.
+        const { createProgress } = await import('./progress.js');
         const outcome = await importFile(store, hubId, file, createProgress('import'), {
           // Only once every record has passed its checks.
           beforeWrite: async () => {

@@ -216,7 +216,10 @@ describe('answer cache', () => {
     for (const encoding of ['identity', 'gzip', 'br'] as const) {
       const first = await ask(encoding);
       assert.equal(await ask(encoding), first);
-      assert.deepEqual(JSON.parse(first)[0].messages.map((m: { msg: string }) => m.msg), ['one']);
+      assert.deepEqual(
+        JSON.parse(first)[0].messages.map((m: { msg: string }) => m.msg),
+        ['one'],
+      );
     }
     // A new message in the range, then a new name: each shows at once, in every encoding.
     await storeMessages(server.store, '400', [
@@ -224,7 +227,10 @@ describe('answer cache', () => {
     ]);
     for (const encoding of ['identity', 'gzip', 'br'] as const) {
       const body = JSON.parse(await ask(encoding));
-      assert.deepEqual(body[0].messages.map((m: { msg: string }) => m.msg), ['one', 'two']);
+      assert.deepEqual(
+        body[0].messages.map((m: { msg: string }) => m.msg),
+        ['one', 'two'],
+      );
     }
     await storeMessages(server.store, '400', [
       message({ lineId: 'U-c', name: 'new name', msg: 'three', createdAt: at('2024-06-01T00:00:00.000Z') }),
