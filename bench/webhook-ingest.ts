@@ -5,6 +5,10 @@
  * same run. Server, baseline and load each run in their own process.
  *
  *   node --import tsx bench/webhook-ingest.ts [--seconds 10] [--concurrency 32] [--events-per-request 1]
+ *                                             [--store sqlite|postgres]
+ *
+ * PostgreSQL: CHATLOG_BENCH_DATABASE_URL (default the local test database), schema
+ * chatlog_bench_webhook, dropped before and after.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -13,7 +17,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createSecretBox } from '../src/lib/secrets.js';
 import { HubService } from '../src/modules/hubs/hubs.usecases.js';
+import { PostgresStore } from '../src/store/postgres/postgres.store.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite.store.js';
+import type { Store } from '../src/store/store.js';
 import { stop, waitForLine } from './processes.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -28,6 +34,11 @@ function option(name: string, fallback: number): number {
 const seconds = option('seconds', 10);
 const concurrency = option('concurrency', 32);
 const perRequest = option('events-per-request', 1);
+const storeIndex = process.argv.indexOf('--store');
+const kind = storeIndex >= 0 ? process.argv[storeIndex + 1] : 'sqlite';
+if (kind !== 'sqlite' && kind !== 'postgres') throw new Error('--store must be sqlite or postgres');
+const PG_URL = process.env.CHATLOG_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const PG_SCHEMA = 'chatlog_bench_webhook';
 
 interface LoadResult {
   seconds: number;
@@ -60,9 +71,24 @@ async function load(url: string, prefix: string): Promise<LoadResult> {
 }
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'chatlog-bench-webhook-'));
+const openStore = (): Store =>
+  kind === 'sqlite'
+    ? new SqliteStore({ dataDir })
+    : new PostgresStore({ connectionString: PG_URL, schema: PG_SCHEMA });
+const storeEnv: NodeJS.ProcessEnv =
+  kind === 'sqlite'
+    ? { CHATLOG_DATA_DIR: dataDir }
+    : { CHATLOG_DATA_DIR: dataDir, DATABASE_URL: PG_URL, CHATLOG_PG_SCHEMA: PG_SCHEMA };
+const dropSchema = async () => {
+  if (kind !== 'postgres') return;
+  const dropper = new PostgresStore({ connectionString: PG_URL, schema: PG_SCHEMA });
+  await dropper.dropSchema();
+  await dropper.close();
+};
 const children: ChildProcess[] = [];
 try {
-  const store = new SqliteStore({ dataDir });
+  await dropSchema();
+  const store = openStore();
   await store.migrate();
   await new HubService(store, createSecretBox(SECRET)).add(HUB, { lineChannelSecret: CHANNEL_SECRET });
   await store.close();
@@ -82,7 +108,7 @@ try {
 
   const server = spawn(process.execPath, [path.join(ROOT, 'bin', 'chatlog'), 'serve', '--port', '0'], {
     cwd: ROOT,
-    env: { ...process.env, CHATLOG_DATA_DIR: dataDir, CHATLOG_SECRET: SECRET, LOG_LEVEL: 'warn' },
+    env: { ...process.env, ...storeEnv, CHATLOG_SECRET: SECRET, LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   children.push(server);
@@ -91,7 +117,7 @@ try {
   await stop(server);
 
   // Every acknowledged event must be in the store.
-  const check = new SqliteStore({ dataDir });
+  const check = openStore();
   let stored = 0;
   for await (const batch of check.messages.stream({ hubId: HUB })) stored += batch.length;
   await check.close();
@@ -105,7 +131,7 @@ try {
     `${'server'.padEnd(28)} ${'events/s'.padStart(9)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'failed'.padStart(6)}`,
   );
   console.log(row('bare node:http (ceiling)', ceiling));
-  console.log(row('chatlog, durable (SQLite)', chatlog));
+  console.log(row(`chatlog, durable (${kind})`, chatlog));
   console.log(`\nratio to the ceiling: ${(chatlog.eventsPerSecond / ceiling.eventsPerSecond).toFixed(2)}`);
   console.log(
     `acknowledged ${chatlog.acknowledgedEvents} events; stored ${stored} (${stored >= chatlog.acknowledgedEvents ? 'none lost' : 'LOST SOME'})`,
@@ -113,11 +139,12 @@ try {
   const results = path.join(ROOT, 'bench', 'results');
   fs.mkdirSync(results, { recursive: true });
   fs.writeFileSync(
-    path.join(results, `webhook-ingest-${new Date().toISOString().slice(0, 10)}.json`),
-    `${JSON.stringify({ date: new Date().toISOString(), concurrency, perRequest, seconds, ceiling, chatlog, stored, ratio: chatlog.eventsPerSecond / ceiling.eventsPerSecond }, null, 2)}\n`,
+    path.join(results, `webhook-ingest-${kind}-${new Date().toISOString().slice(0, 10)}.json`),
+    `${JSON.stringify({ date: new Date().toISOString(), store: kind, concurrency, perRequest, seconds, ceiling, chatlog, stored, ratio: chatlog.eventsPerSecond / ceiling.eventsPerSecond }, null, 2)}\n`,
   );
   if (stored < chatlog.acknowledgedEvents) process.exitCode = 1;
 } finally {
   for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
   fs.rmSync(dataDir, { recursive: true, force: true });
+  await dropSchema();
 }

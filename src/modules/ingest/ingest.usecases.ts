@@ -8,7 +8,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { parseTimestamp } from '../../lib/calendar.js';
 import { AppError } from '../../lib/errors.js';
 import type { SecretBox } from '../../lib/secrets.js';
-import type { Contact, IngestOperation, IngestOutcome, Store } from '../../store/store.js';
+import type { Contact, Hub, IngestOperation, IngestOutcome, Store } from '../../store/store.js';
 import { fetchDisplayName, type ProfileLookup } from '../contacts/line-profile.js';
 import { isValidHubId } from '../hubs/hubs.usecases.js';
 import { InvalidWebhookBody, isValidLineSignature, translateWebhook } from './line.webhook.js';
@@ -33,12 +33,36 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** How long a hub's channel secret, once it verified a signature, is reused without reading the store. */
+const HUB_SECRET_REUSE_MS = 1000;
+const HUB_SECRETS_KEPT = 10_000;
+
 export class IngestService {
   private readonly clock: () => number;
   private readonly lookupsInFlight = new Set<string>();
+  private readonly recentHubs = new Map<string, { hub: Hub; secret: string; until: number }>();
 
   constructor(private readonly deps: IngestDeps) {
     this.clock = deps.clock ?? Date.now;
+  }
+
+  /**
+   * The hub, if the body is signed with its channel secret. A secret that verified a signature in
+   * the last second is tried first, without a round trip to the store (LINE sends bursts); when it
+   * does not verify, the store is read, so a new secret works at once.
+   */
+  private async verifiedHub(hubId: string, rawBody: Buffer, signature: string | undefined) {
+    const recent = this.recentHubs.get(hubId);
+    if (recent && recent.until > Date.now() && isValidLineSignature(recent.secret, rawBody, signature)) {
+      return recent.hub;
+    }
+    const hub = await this.deps.store.hubs.get(hubId);
+    if (!hub?.lineChannelSecretEncrypted) return undefined;
+    const secret = this.deps.secrets.decrypt(hub.lineChannelSecretEncrypted);
+    if (!isValidLineSignature(secret, rawBody, signature)) return undefined;
+    if (this.recentHubs.size >= HUB_SECRETS_KEPT) this.recentHubs.clear();
+    this.recentHubs.set(hubId, { hub, secret, until: Date.now() + HUB_SECRET_REUSE_MS });
+    return hub;
   }
 
   /**
@@ -54,13 +78,8 @@ export class IngestService {
     const refused = () =>
       new AppError('invalid_signature', 401, 'the X-Line-Signature header is missing or wrong');
     if (!isValidHubId(hubId)) throw refused();
-    const hub = await this.deps.store.hubs.get(hubId);
-    if (!hub?.lineChannelSecretEncrypted) throw refused();
-    if (
-      !isValidLineSignature(this.deps.secrets.decrypt(hub.lineChannelSecretEncrypted), rawBody, signature)
-    ) {
-      throw refused();
-    }
+    const hub = await this.verifiedHub(hubId, rawBody, signature);
+    if (!hub) throw refused();
     if (!/^application\/json\s*(;|$)/i.test(contentType ?? '')) {
       throw new AppError(
         'unsupported_media_type',

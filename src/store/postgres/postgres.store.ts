@@ -22,6 +22,7 @@ import type {
 import { LATEST_POSTGRES_VERSION, POSTGRES_MIGRATIONS } from './postgres.migrations.js';
 
 const STREAM_BATCH_ROWS = 512;
+const GROUP_COMMITS_IN_FLIGHT = 1;
 const NO_LOWER_BOUND = Number.MIN_SAFE_INTEGER;
 const NO_UPPER_BOUND = Number.MAX_SAFE_INTEGER;
 const INT8_OID = 20;
@@ -100,7 +101,8 @@ export class PostgresStore implements Store {
   private readonly schema: string | undefined;
   private readonly smallQueryTimeoutMs: number;
   private pendingIngest: PendingIngest[] = [];
-  private flushing = false;
+  /** Group commits running (measured: a second one in flight does not store more per second). */
+  private flushesRunning = 0;
   private closed = false;
 
   constructor(options: PostgresStoreOptions) {
@@ -198,7 +200,7 @@ export class PostgresStore implements Store {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    while (this.flushing || this.pendingIngest.length > 0)
+    while (this.flushesRunning > 0 || this.pendingIngest.length > 0)
       await new Promise((resolve) => setTimeout(resolve, 5));
     await Promise.all([this.pool.end(), this.streamPool.end()]);
   }
@@ -357,8 +359,8 @@ export class PostgresStore implements Store {
           return;
         }
         this.pendingIngest.push({ hubId, operations, now, resolve, reject });
-        if (!this.flushing) {
-          this.flushing = true;
+        if (this.flushesRunning < GROUP_COMMITS_IN_FLIGHT) {
+          this.flushesRunning += 1;
           setImmediate(() => void this.flushIngest());
         }
       }),
@@ -499,47 +501,46 @@ export class PostgresStore implements Store {
     });
   }
 
-  /** Group commit: every request waiting now goes into one transaction, each in its own savepoint. */
+  /**
+   * Group commit: every request waiting now is stored together. Messages only (the common case):
+   * one statement, its own transaction, one round trip. Anything else, or a group whose statement
+   * fails (a hub that does not exist, say), goes into one transaction with a savepoint per request,
+   * so that one bad request fails alone.
+   */
   private async flushIngest(): Promise<void> {
     while (this.pendingIngest.length > 0) {
       const group = this.pendingIngest;
       this.pendingIngest = [];
       let outcomes: Array<IngestOutcome | { failed: unknown }> = [];
       try {
-        await this.withRetryOnConflict(() => {
-          outcomes = [];
-          return this.inTransaction(async (client) => {
-            const changedHubs = new Set<string>();
-            // The common case, messages only: a few statements for the whole group. Should one
-            // fail (a hub that does not exist, say), redo the group request by request below.
-            if (group.every((item) => item.operations.every((op) => op.kind === 'message'))) {
-              await client.query('SAVEPOINT bulk');
-              try {
-                outcomes = await this.applyMessagesInBulk(client, group);
-                await client.query('RELEASE SAVEPOINT bulk');
-                for (const item of group) changedHubs.add(item.hubId);
-              } catch {
-                await client.query('ROLLBACK TO SAVEPOINT bulk');
-                outcomes = [];
+        if (group.every((item) => item.operations.every((op) => op.kind === 'message'))) {
+          outcomes = await this.withRetryOnConflict(() => this.storeMessagesInOneStatement(group)).catch(
+            () => [],
+          );
+        }
+        if (outcomes.length === 0) {
+          await this.withRetryOnConflict(() => {
+            outcomes = [];
+            return this.inTransaction(async (client) => {
+              const changedHubs = new Set<string>();
+              for (const item of group) {
+                await client.query('SAVEPOINT request');
+                try {
+                  outcomes.push(await this.applyIngest(client, item.hubId, item.operations, item.now));
+                  await client.query('RELEASE SAVEPOINT request');
+                  changedHubs.add(item.hubId);
+                } catch (error) {
+                  await client.query('ROLLBACK TO SAVEPOINT request');
+                  await client.query('RELEASE SAVEPOINT request');
+                  outcomes.push({ failed: error });
+                }
               }
-            }
-            for (const item of outcomes.length > 0 ? [] : group) {
-              await client.query('SAVEPOINT request');
-              try {
-                outcomes.push(await this.applyIngest(client, item.hubId, item.operations, item.now));
-                await client.query('RELEASE SAVEPOINT request');
-                changedHubs.add(item.hubId);
-              } catch (error) {
-                await client.query('ROLLBACK TO SAVEPOINT request');
-                await client.query('RELEASE SAVEPOINT request');
-                outcomes.push({ failed: error });
+              for (const hubId of [...changedHubs].sort()) {
+                await client.query('UPDATE hubs SET data_version = data_version + 1 WHERE id = $1', [hubId]);
               }
-            }
-            for (const hubId of [...changedHubs].sort()) {
-              await client.query('UPDATE hubs SET data_version = data_version + 1 WHERE id = $1', [hubId]);
-            }
+            });
           });
-        });
+        }
       } catch (error) {
         for (const item of group) item.reject(error);
         continue;
@@ -550,44 +551,53 @@ export class PostgresStore implements Store {
         else if (outcome) item.resolve(outcome);
       });
     }
-    this.flushing = false;
+    this.flushesRunning -= 1;
   }
 
-  /** Stores the messages of every request of a group with one statement for contacts and one for messages. */
-  private async applyMessagesInBulk(client: pg.PoolClient, group: PendingIngest[]): Promise<IngestOutcome[]> {
+  /**
+   * The messages of every request of a group in one statement (atomic and durable on its own):
+   * new contacts created in the order the group first names them (existing ones are only read, not
+   * locked), messages inserted unless unsent or already stored, the hubs' change counters bumped.
+   * Returns what was created, to credit each request.
+   */
+  private async storeMessagesInOneStatement(group: PendingIngest[]): Promise<IngestOutcome[]> {
     type MessageOp = Extract<IngestOperation, { kind: 'message' }>;
     const all = group.flatMap((item) => item.operations.map((op) => ({ item, op: op as MessageOp })));
-    // Contacts, in the order the group first names them.
-    const pairs = new Map<string, { hubId: string; lineId: string; now: number }>();
-    for (const { item, op } of all) {
-      const key = `${item.hubId}\u0000${op.lineId}`;
-      if (!pairs.has(key)) pairs.set(key, { hubId: item.hubId, lineId: op.lineId, now: item.now });
-    }
-    const wanted = [...pairs.values()];
-    const created = await client.query<{ hub_id: string; line_id: string }>(
-      `INSERT INTO contacts (hub_id, line_id, created_at)
-       SELECT h, l, t FROM unnest($1::text[], $2::text[], $3::bigint[]) WITH ORDINALITY AS x(h, l, t, o) ORDER BY o
-       ON CONFLICT (hub_id, line_id) DO NOTHING RETURNING hub_id, line_id`,
-      [wanted.map((w) => w.hubId), wanted.map((w) => w.lineId), wanted.map((w) => w.now)],
-    );
-    const createdKeys = new Set(created.rows.map((r) => `${r.hub_id}\u0000${r.line_id}`));
-    const ids = await client.query<{ id: number; hub_id: string; line_id: string }>(
-      `SELECT c.id, c.hub_id, c.line_id FROM contacts AS c
-       JOIN unnest($1::text[], $2::text[]) AS x(h, l) ON c.hub_id = x.h AND c.line_id = x.l`,
-      [wanted.map((w) => w.hubId), wanted.map((w) => w.lineId)],
-    );
-    const idOf = new Map(ids.rows.map((r) => [`${r.hub_id}\u0000${r.line_id}`, r.id]));
-    const inserted = await client.query<{ hub_id: string; source_id: string }>(
-      `INSERT INTO messages (hub_id, contact_id, created_at, sender, msg, content_type, source_id, source_kind, source_chat_id)
-       SELECT h, c, t, s, m, ct, sid, sk, sc
-       FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[])
-         WITH ORDINALITY AS x(h, c, t, s, m, ct, sid, sk, sc, o)
-       WHERE NOT EXISTS (SELECT 1 FROM unsent_messages AS u WHERE u.hub_id = x.h AND u.source_id = x.sid)
-       ORDER BY o
-       ON CONFLICT (hub_id, source_id) DO NOTHING RETURNING hub_id, source_id`,
+    const result = await this.pool.query<{ kind: 'c' | 'm' | 'h'; hub_id: string; ref: string }>(
+      `WITH x AS (
+         SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[],
+                              $7::text[], $8::text[], $9::text[], $10::bigint[])
+           WITH ORDINALITY AS x(h, l, t, s, m, ct, sid, sk, sc, now, o)),
+       wanted AS (SELECT DISTINCT ON (h, l) h, l, now, o FROM x ORDER BY h, l, o),
+       created AS (
+         INSERT INTO contacts (hub_id, line_id, created_at)
+         SELECT h, l, now FROM wanted ORDER BY o
+         ON CONFLICT (hub_id, line_id) DO NOTHING
+         RETURNING id, hub_id, line_id),
+       contact AS (
+         SELECT id, hub_id, line_id FROM created
+         UNION ALL
+         SELECT c.id, c.hub_id, c.line_id FROM contacts AS c JOIN wanted ON c.hub_id = wanted.h AND c.line_id = wanted.l),
+       -- A contact another node created a moment ago is in neither: its NULL id fails the whole
+       -- statement (NOT NULL), and the group is stored again request by request.
+       message AS (
+         INSERT INTO messages (hub_id, contact_id, created_at, sender, msg, content_type, source_id,
+                               source_kind, source_chat_id)
+         SELECT x.h, contact.id, x.t, x.s, x.m, x.ct, x.sid, x.sk, x.sc
+         FROM x LEFT JOIN contact ON contact.hub_id = x.h AND contact.line_id = x.l
+         WHERE NOT EXISTS (SELECT 1 FROM unsent_messages AS u WHERE u.hub_id = x.h AND u.source_id = x.sid)
+         ORDER BY x.o
+         ON CONFLICT (hub_id, source_id) DO NOTHING
+         RETURNING hub_id, source_id),
+       bumped AS (
+         UPDATE hubs SET data_version = data_version + 1 WHERE id IN (SELECT DISTINCT h FROM x)
+         RETURNING id)
+       SELECT 'c' AS kind, hub_id, line_id AS ref FROM created
+       UNION ALL SELECT 'm', hub_id, source_id FROM message
+       UNION ALL SELECT 'h', id, '' FROM bumped`,
       [
         all.map(({ item }) => item.hubId),
-        all.map(({ item, op }) => idOf.get(`${item.hubId}\u0000${op.lineId}`)),
+        all.map(({ op }) => op.lineId),
         all.map(({ op }) => op.createdAt),
         all.map(({ op }) => op.sender),
         all.map(({ op }) => op.msg),
@@ -595,18 +605,23 @@ export class PostgresStore implements Store {
         all.map(({ op }) => op.sourceId),
         all.map(({ op }) => op.sourceKind),
         all.map(({ op }) => op.sourceChatId),
+        all.map(({ item }) => item.now),
       ],
     );
+    const createdContacts = new Set<string>();
+    const newRows = new Set<string>();
+    for (const row of result.rows) {
+      if (row.kind === 'c') createdContacts.add(`${row.hub_id}\u0000${row.ref}`);
+      else if (row.kind === 'm') newRows.add(`${row.hub_id}\u0000${row.ref}`);
+    }
     // Credit each new row, and each new contact, to the first request that brought it.
-    const newRows = new Set(inserted.rows.map((r) => `${r.hub_id}\u0000${r.source_id}`));
     return group.map((item) => {
       const outcome: IngestOutcome = { stored: 0, duplicates: 0, removed: 0, contactsCreated: [] };
       for (const op of item.operations as MessageOp[]) {
-        const rowKey = `${item.hubId}\u0000${op.sourceId}`;
-        if (newRows.delete(rowKey)) outcome.stored += 1;
+        if (newRows.delete(`${item.hubId}\u0000${op.sourceId}`)) outcome.stored += 1;
         else outcome.duplicates += 1;
-        const contactKey = `${item.hubId}\u0000${op.lineId}`;
-        if (createdKeys.delete(contactKey)) outcome.contactsCreated.push(op.lineId);
+        if (createdContacts.delete(`${item.hubId}\u0000${op.lineId}`))
+          outcome.contactsCreated.push(op.lineId);
       }
       return outcome;
     });
