@@ -121,6 +121,21 @@ describe('LINE webhooks', () => {
     assert.deepEqual(await answer(hubId, key), []);
   });
 
+  test('a new channel secret is accepted at once; the old one for at most a second', async () => {
+    const { hubId, key } = await newHub();
+    const first = body([messageEvent({ id: 'rot-1', type: 'text', text: 'old secret' })]);
+    assert.equal((await post(hubId, first)).status, 200);
+    const NEW_SECRET = 'a-rotated-channel-secret-00000001';
+    await server.hubs.add(hubId, { lineChannelSecret: NEW_SECRET });
+    const second = body([messageEvent({ id: 'rot-2', type: 'text', text: 'new secret' })]);
+    assert.equal((await post(hubId, second, signed(NEW_SECRET, second))).status, 200);
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const late = body([messageEvent({ id: 'rot-3', type: 'text', text: 'old secret, too late' })]);
+    assert.equal((await post(hubId, late)).status, 401);
+    const texts = (await answer(hubId, key)).flatMap((c) => c.messages.map((m) => m.msg));
+    assert.deepEqual(texts, ['old secret', 'new secret']);
+  });
+
   test('redelivery and concurrent duplicates are stored once', async () => {
     const { hubId, key } = await newHub();
     const event = messageEvent({ id: 'dup-1', type: 'text', text: 'once' });
