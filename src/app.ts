@@ -11,6 +11,8 @@ import Fastify, {
 } from 'fastify';
 import { AppError, type ErrorCode } from './lib/errors.js';
 import type { SecretBox } from './lib/secrets.js';
+import { registerAccountRoutes } from './modules/account/account.routes.js';
+import { AccountService } from './modules/account/account.usecases.js';
 import { HubService } from './modules/hubs/hubs.usecases.js';
 import { registerIngestRoutes } from './modules/ingest/ingest.routes.js';
 import { IngestService } from './modules/ingest/ingest.usecases.js';
@@ -52,6 +54,8 @@ export interface AppDeps {
   redisUrl?: string | undefined;
   /** Base URL of LINE's Messaging API, for display-name look-ups (tests point it at a fake). */
   lineApiBaseUrl?: string;
+  /** Base URL clients reach the API at (CHATLOG_PUBLIC_URL), for the account screen's examples. */
+  publicUrl?: string | undefined;
   /** Memory for recent small answers (AnswerCache); 0 turns it off. */
   answerCacheBytes?: number;
   /** Longer than any request line Node accepts, so over-long ids still reach the contract checks. */
@@ -73,6 +77,9 @@ const ALLOWED_METHODS: ReadonlyArray<[RegExp, string]> = [
   [/^\/webhooks\/line\/[^/]+\/?$/, 'POST'],
   [/^\/ingest\/line\/[^/]+\/messages\/?$/, 'POST'],
   [/^\/ingest\/line\/[^/]+\/contacts\/[^/]+\/?$/, 'PUT'],
+  [/^\/account\/?$/, 'GET, HEAD'],
+  [/^\/account\/(sign-in|sign-out|hubs\/[^/]+\/keys|keys\/[^/]+\/(revoke|reveal))\/?$/, 'POST'],
+  [/^\/(docs|account\/assets\/[^/]+)\/?$/, 'GET, HEAD'],
 ];
 
 function sendError(reply: FastifyReply, error: AppError): FastifyReply {
@@ -221,6 +228,15 @@ export function buildApp(deps: AppDeps): App {
     clock,
   });
   registerIngestRoutes(app, { ingest, keys, rateLimiter });
+  const accounts = new AccountService({
+    store: deps.store,
+    hubs,
+    keys,
+    secrets: deps.secrets,
+    rateLimiter,
+    clock,
+  });
+  registerAccountRoutes(app, { accounts, publicUrl: deps.publicUrl });
   app.addHook('onClose', () => rateLimiter.close());
 
   // An idle connection (no bytes either way for idleTimeoutMs, e.g. a client that stopped reading

@@ -40,6 +40,7 @@ export async function startServer(
     redisUrl: config.redisUrl,
     idleTimeoutMs: config.idleTimeoutMs,
     answerCacheBytes: config.answerCacheBytes,
+    publicUrl: config.publicUrl,
   });
 
   const flushLastUsed = () =>
@@ -50,6 +51,7 @@ export async function startServer(
   // Limits hold from the first request when Redis is up; a Redis that is down does not delay the start.
   await Promise.race([rateLimiter.connected(), new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
   await app.listen({ port: config.port, host: config.host });
+  void store.warmUp();
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;

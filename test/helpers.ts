@@ -6,6 +6,7 @@ import { Writable } from 'node:stream';
 import { buildApp } from '../src/app.js';
 import { createLogger } from '../src/lib/logger.js';
 import { createSecretBox } from '../src/lib/secrets.js';
+import { AccountService } from '../src/modules/account/account.usecases.js';
 import { HubService } from '../src/modules/hubs/hubs.usecases.js';
 import { KeyService } from '../src/modules/keys/keys.usecases.js';
 import { PostgresStore } from '../src/store/postgres/postgres.store.js';
@@ -31,6 +32,7 @@ export interface TestStore {
   env: Record<string, string>;
   hubs: HubService;
   keys: KeyService;
+  accounts: AccountService;
   close(): Promise<void>;
 }
 
@@ -59,12 +61,15 @@ export async function createTestStore(): Promise<TestStore> {
   }
   await store.migrate();
   const secrets = createSecretBox(TEST_SECRET);
+  const hubs = new HubService(store, secrets);
+  const keys = new KeyService(store, secrets);
   return {
     dir,
     store,
     env,
-    hubs: new HubService(store, secrets),
-    keys: new KeyService(store, secrets),
+    hubs,
+    keys,
+    accounts: new AccountService({ store, hubs, keys, secrets }),
     close: async () => {
       await store.close();
       await cleanUp();
@@ -110,7 +115,7 @@ export interface TestServer extends TestStore {
 }
 
 export async function startTestServer(
-  options: { logLevel?: string; lineApiBaseUrl?: string; idleTimeoutMs?: number } = {},
+  options: { logLevel?: string; lineApiBaseUrl?: string; idleTimeoutMs?: number; publicUrl?: string } = {},
 ): Promise<TestServer> {
   const base = await createTestStore();
   const logs = new LogCapture();
@@ -120,6 +125,7 @@ export async function startTestServer(
     logger: createLogger(options.logLevel ?? 'info', logs),
     lineApiBaseUrl: options.lineApiBaseUrl,
     idleTimeoutMs: options.idleTimeoutMs,
+    publicUrl: options.publicUrl,
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();

@@ -22,6 +22,7 @@ import { KEY_SCOPES, type KeySummary } from '../modules/keys/keys.usecases.js';
 import { serializeMessages } from '../modules/messages/messages.serializer.js';
 import type { KeyScope } from '../store/store.js';
 import { runDemo } from './demo.js';
+import { askNewPassword, readAllStdin } from './password.js';
 import { type GlobalOptions, withRuntime } from './runtime.js';
 
 function positiveInteger(value: string): number {
@@ -133,6 +134,22 @@ export function buildProgram(): Command {
         });
       },
     );
+
+  const account = program.command('account').description('logins to the account screen (/account)');
+  account
+    .command('add <email>')
+    .description('create a login (or set a new password) and give it hubs; the password is asked for')
+    .requiredOption('--hub <hubId...>', 'a hub the account may see (repeat for more)')
+    .option('--password-stdin', 'read the password from stdin instead of asking')
+    .action(async (email: string, options: { hub: string[]; passwordStdin?: boolean }) => {
+      const password = options.passwordStdin ? await readAllStdin() : await askNewPassword();
+      await withRuntime(globals(), async ({ accounts }) => {
+        const { created } = await accounts.add(email, options.hub, password);
+        process.stderr.write(
+          `chatlog: account ${email.trim().toLowerCase()} ${created ? 'created' : 'updated'} (hubs ${options.hub.join(', ')}); sign in at /account\n`,
+        );
+      });
+    });
 
   const key = program.command('key').description('API keys');
   key

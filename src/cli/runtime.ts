@@ -1,6 +1,7 @@
 /** What every command needs: the configuration, the store (schema brought up to date) and the services. */
 import { type Config, loadConfig } from '../config.js';
 import { createSecretBox, loadServerSecret, type SecretBox } from '../lib/secrets.js';
+import { AccountService } from '../modules/account/account.usecases.js';
 import { HubService } from '../modules/hubs/hubs.usecases.js';
 import { KeyService } from '../modules/keys/keys.usecases.js';
 import { openStore } from '../store/open.js';
@@ -17,6 +18,7 @@ export interface Runtime {
   secrets: SecretBox;
   hubs: HubService;
   keys: KeyService;
+  accounts: AccountService;
 }
 
 export async function withRuntime<T>(
@@ -28,13 +30,10 @@ export async function withRuntime<T>(
   const store = await openStore(config);
   try {
     const secrets = createSecretBox(loadServerSecret(config.secret, config.dataDir));
-    const runtime: Runtime = {
-      config,
-      store,
-      secrets,
-      hubs: new HubService(store, secrets),
-      keys: new KeyService(store, secrets),
-    };
+    const hubs = new HubService(store, secrets);
+    const keys = new KeyService(store, secrets);
+    const accounts = new AccountService({ store, hubs, keys, secrets });
+    const runtime: Runtime = { config, store, secrets, hubs, keys, accounts };
     return await work(runtime);
   } finally {
     await store.close();

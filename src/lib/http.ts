@@ -43,12 +43,13 @@ export function negotiateEncoding(acceptEncoding: string | undefined): ContentEn
 }
 
 /**
- * Levels picked by measurement on a month of answers (15.9 MB of JSON, bench/results): gzip 3 runs at
- * 128 MB/s to 12.9% of the size (level 6: 68 MB/s, 10.9%), brotli 3 at 99 MB/s to 12.2% (quality 4:
- * 78 MB/s, 11.7%). A stream is limited by the CPU it shares with the query, not by the network.
+ * Levels picked by measurement on a month of answers (15.9 MB of JSON): gzip 3 runs at 128 MB/s to
+ * 12.9% of the size (level 6: 68 MB/s, 10.9%); brotli 1 at 166 MB/s to 14.8% (quality 3: 99 MB/s,
+ * 12.2%; 4: 78 MB/s, 11.7%). An answer shares the CPU with its query, so the cheap levels keep
+ * compressed streams within 30% of plain ones (`npm run bench`, Q2).
  */
 const GZIP_LEVEL = 3;
-const BROTLI_QUALITY = 3;
+const BROTLI_QUALITY = 1;
 
 export function createCompressor(encoding: 'br' | 'gzip'): Gzip | BrotliCompress {
   if (encoding === 'gzip') return createGzip({ level: GZIP_LEVEL });

@@ -39,6 +39,24 @@ export interface ApiKeyRecord {
   rateLimit: RateLimit | null;
 }
 
+/** A login to the account screen. */
+export interface AccountRecord {
+  id: number;
+  /** Lower-cased. */
+  email: string;
+  /** `scrypt$N$r$p$salt$hash` (base64url); never the password. */
+  passwordHash: string;
+  createdAt: number;
+}
+
+/** A signed-in browser. The session id itself is never stored: only its hash. */
+export interface SessionRecord {
+  idHash: Buffer;
+  accountId: number;
+  createdAt: number;
+  expiresAt: number;
+}
+
 /** One message of an answer, with its contact; rows come grouped by contact in first-seen order. */
 export interface MessageRow {
   contactId: number;
@@ -137,6 +155,11 @@ export interface Store {
   migrate(): Promise<void>;
   /** True when the store answers and its schema is current. */
   ready(): Promise<boolean>;
+  /**
+   * Opens what the first answer would otherwise open (connections, a reader), so that it does not
+   * pay for them; servers call it once they listen. Never throws.
+   */
+  warmUp(): Promise<void>;
   close(): Promise<void>;
 
   hubs: {
@@ -183,6 +206,29 @@ export interface Store {
 
   contacts: {
     get(hubId: string, lineId: string): Promise<Contact | undefined>;
+  };
+
+  accounts: {
+    /** Creates the account, or sets a new password on the existing one. */
+    upsert(
+      email: string,
+      passwordHash: string,
+      now: number,
+    ): Promise<{ account: AccountRecord; created: boolean }>;
+    findByEmail(email: string): Promise<AccountRecord | undefined>;
+    findById(id: number): Promise<AccountRecord | undefined>;
+    /** Gives the account a hub (nothing happens when it has it already). */
+    grantHub(accountId: number, hubId: string): Promise<void>;
+    /** The hubs the account may see, in id order. */
+    hubsOf(accountId: number): Promise<string[]>;
+  };
+
+  sessions: {
+    /** Stores a new session and forgets the expired ones. */
+    create(session: SessionRecord, now: number): Promise<void>;
+    /** The live session with that id hash, or undefined (expired ones are not returned). */
+    find(idHash: Buffer, now: number): Promise<SessionRecord | undefined>;
+    delete(idHash: Buffer): Promise<void>;
   };
 }
 

@@ -60,6 +60,43 @@ test('hub add creates, then updates only what is given; bad input is one clear l
   assertUserError(chatlog(['hub', 'nope']), /unknown command|error/);
 });
 
+test('account add: password from stdin, hubs that exist, clear refusals; the password is never printed', () => {
+  chatlog(['hub', 'add', '8001']);
+  chatlog(['hub', 'add', '8002']);
+  const created = chatlog(
+    ['account', 'add', 'Owner@Example.com', '--hub', '8001', '--hub', '8002', '--password-stdin'],
+    'a long enough password\n',
+  );
+  assert.equal(created.code, 0, created.stderr);
+  assert.match(created.stderr, /account owner@example\.com created \(hubs 8001, 8002\)/);
+  assert.doesNotMatch(created.stderr + created.stdout, /a long enough password/);
+  const updated = chatlog(
+    ['account', 'add', 'owner@example.com', '--hub', '8001', '--password-stdin'],
+    'another password 2\n',
+  );
+  assert.match(updated.stderr, /account owner@example\.com updated/);
+  assertUserError(
+    chatlog(['account', 'add', 'x@example.com', '--hub', '8001', '--password-stdin'], 'short\n'),
+    /password must be at least 10 characters/,
+  );
+  assertUserError(
+    chatlog(['account', 'add', 'x@example.com', '--hub', '9999', '--password-stdin'], 'long enough pw\n'),
+    /hub 9999 does not exist/,
+  );
+  assertUserError(
+    chatlog(['account', 'add', 'not-an-email', '--hub', '8001', '--password-stdin'], 'long enough pw\n'),
+    /is not an email address/,
+  );
+  assertUserError(
+    chatlog(['account', 'add', 'x@example.com', '--hub', '8001']),
+    /no terminal to ask for the password/,
+  );
+  assertUserError(
+    chatlog(['account', 'add', 'x@example.com', '--password-stdin'], 'long enough pw\n'),
+    /--hub/,
+  );
+});
+
 test('the generated server secret is kept with mode 0600', () => {
   const mode = fs.statSync(path.join(dataDir, 'secret')).mode & 0o777;
   assert.equal(mode, 0o600);

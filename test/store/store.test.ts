@@ -101,3 +101,33 @@ test('concurrent live writes commit together, and a bad request fails alone', as
     stored.push(...batch.map((row) => row.msg));
   assert.deepEqual(stored, ['live a', 'live d', 'live b']);
 });
+
+test('accounts: created once, password replaced, hubs granted once; sessions expire and end', async () => {
+  for (const hubId of ['40', '7', '300']) await t.hubs.add(hubId, {});
+  const first = await t.store.accounts.upsert('a@example.com', 'hash-1', 1000);
+  assert.equal(first.created, true);
+  const again = await t.store.accounts.upsert('a@example.com', 'hash-2', 2000);
+  assert.deepEqual(again, { account: { ...first.account, passwordHash: 'hash-2' }, created: false });
+  assert.deepEqual(await t.store.accounts.findByEmail('a@example.com'), again.account);
+  assert.deepEqual(await t.store.accounts.findById(first.account.id), again.account);
+  assert.equal(await t.store.accounts.findByEmail('b@example.com'), undefined);
+  for (const hubId of ['300', '7', '40', '7']) await t.store.accounts.grantHub(first.account.id, hubId);
+  assert.deepEqual(await t.store.accounts.hubsOf(first.account.id), ['7', '40', '300']);
+
+  const session = {
+    idHash: Buffer.alloc(32, 1),
+    accountId: first.account.id,
+    createdAt: 5000,
+    expiresAt: 9000,
+  };
+  await t.store.sessions.create(session, 5000);
+  assert.deepEqual(await t.store.sessions.find(session.idHash, 8999), session);
+  assert.equal(await t.store.sessions.find(session.idHash, 9000), undefined, 'expired');
+  assert.equal(await t.store.sessions.find(Buffer.alloc(32, 2), 6000), undefined);
+  // Creating a session forgets the expired ones.
+  const later = { ...session, idHash: Buffer.alloc(32, 3), createdAt: 10_000, expiresAt: 20_000 };
+  await t.store.sessions.create(later, 10_000);
+  assert.equal(await t.store.sessions.find(session.idHash, 0), undefined);
+  await t.store.sessions.delete(later.idHash);
+  assert.equal(await t.store.sessions.find(later.idHash, 10_001), undefined);
+});

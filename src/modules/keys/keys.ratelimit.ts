@@ -90,6 +90,21 @@ export class RateLimiter {
     }
   }
 
+  /**
+   * Seconds until the allowance has room again, 0 when it has room now (without taking from it):
+   * for counters of failures, such as sign-in attempts. 0 too while the counter store is away.
+   */
+  async blockedFor(keyId: string, limit: RateLimit): Promise<number> {
+    try {
+      const result = await (await this.limiterFor(limit)).get(keyId);
+      if (!result || result.consumedPoints < limit.requests) return 0;
+      return Math.max(1, Math.ceil(result.msBeforeNext / 1000));
+    } catch (error) {
+      this.unlimited(error);
+      return 0;
+    }
+  }
+
   /** Resolves once Redis is connected (at once without Redis): until then, requests are not limited. */
   async connected(): Promise<void> {
     if (!this.redis) return;

@@ -77,6 +77,31 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX messages_by_hub_and_time ON messages(hub_id, created_at, id);
     `,
   },
+  {
+    version: 4,
+    name: 'account screen: accounts, their hubs, sessions',
+    sql: `
+      CREATE TABLE accounts (
+        id BIGSERIAL PRIMARY KEY,
+        email TEXT NOT NULL UNIQUE,
+        password_hash TEXT NOT NULL,
+        created_at BIGINT NOT NULL
+      );
+      CREATE TABLE account_hubs (
+        account_id BIGINT NOT NULL REFERENCES accounts(id),
+        hub_id TEXT NOT NULL REFERENCES hubs(id),
+        PRIMARY KEY (account_id, hub_id)
+      );
+      -- The hash of the session id, never the id the browser holds.
+      CREATE TABLE sessions (
+        id_hash BYTEA PRIMARY KEY,
+        account_id BIGINT NOT NULL REFERENCES accounts(id),
+        created_at BIGINT NOT NULL,
+        expires_at BIGINT NOT NULL
+      );
+      CREATE INDEX sessions_by_expiry ON sessions(expires_at);
+    `,
+  },
 ];
 
 export const LATEST_POSTGRES_VERSION = POSTGRES_MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);

@@ -8,6 +8,7 @@ import pg from 'pg';
 import Cursor from 'pg-cursor';
 import { type HubRow, KEY_COLUMNS, type KeyRow, keyRowValues, toHub, toKey } from '../rows.js';
 import type {
+  AccountRecord,
   Contact,
   HubSettings,
   ImportMessage,
@@ -17,6 +18,7 @@ import type {
   MessageQuery,
   MessageRow,
   RateLimit,
+  SessionRecord,
   Store,
 } from '../store.js';
 import { LATEST_POSTGRES_VERSION, POSTGRES_MIGRATIONS } from './postgres.migrations.js';
@@ -26,6 +28,7 @@ const GROUP_COMMITS_IN_FLIGHT = 1;
 const NO_LOWER_BOUND = Number.MIN_SAFE_INTEGER;
 const NO_UPPER_BOUND = Number.MAX_SAFE_INTEGER;
 const INT8_OID = 20;
+const ACCOUNT_COLUMNS = 'id, email, password_hash AS "passwordHash", created_at AS "createdAt"';
 
 /** BIGINT columns (epoch ms, ids) as numbers: every value chatlog stores is below 2^53. */
 const types: pg.CustomTypesConfig = {
@@ -197,6 +200,18 @@ export class PostgresStore implements Store {
     }
   }
 
+  async warmUp(): Promise<void> {
+    try {
+      // Both ways of reading an answer, for a hub that has no messages: the connections, the
+      // server's catalog caches and the plans are ready before the first client asks.
+      await this.pool.query('SELECT 1');
+      for await (const _ of this.streamMessages({ hubId: '' })) void _;
+      for await (const _ of this.streamMessages({ hubId: '', fromMs: 0, toMsExclusive: 1 })) void _;
+    } catch {
+      // The first answer will say what is wrong.
+    }
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
@@ -338,6 +353,69 @@ export class PostgresStore implements Store {
         [hubId, lineId],
       );
       return result.rows[0];
+    },
+  };
+
+  accounts: Store['accounts'] = {
+    upsert: (email, passwordHash, now) =>
+      this.inTransaction(async (client) => {
+        const inserted = await client.query<AccountRecord>(
+          `INSERT INTO accounts (email, password_hash, created_at) VALUES ($1, $2, $3)
+           ON CONFLICT (email) DO NOTHING RETURNING ${ACCOUNT_COLUMNS}`,
+          [email, passwordHash, now],
+        );
+        if (inserted.rows[0]) return { account: inserted.rows[0], created: true };
+        const updated = await client.query<AccountRecord>(
+          `UPDATE accounts SET password_hash = $2 WHERE email = $1 RETURNING ${ACCOUNT_COLUMNS}`,
+          [email, passwordHash],
+        );
+        const account = updated.rows[0];
+        if (!account) throw new Error('the account vanished while its password was set');
+        return { account, created: false };
+      }),
+    findByEmail: async (email) =>
+      (
+        await this.pool.query<AccountRecord>(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE email = $1`, [
+          email,
+        ])
+      ).rows[0],
+    findById: async (id) =>
+      (await this.pool.query<AccountRecord>(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = $1`, [id]))
+        .rows[0],
+    grantHub: async (accountId, hubId) => {
+      await this.pool.query(
+        'INSERT INTO account_hubs (account_id, hub_id) VALUES ($1, $2) ON CONFLICT DO NOTHING',
+        [accountId, hubId],
+      );
+    },
+    hubsOf: async (accountId) =>
+      (
+        await this.pool.query<{ hub_id: string }>(
+          'SELECT hub_id FROM account_hubs WHERE account_id = $1 ORDER BY length(hub_id), hub_id',
+          [accountId],
+        )
+      ).rows.map((row) => row.hub_id),
+  };
+
+  sessions: Store['sessions'] = {
+    create: (session, now) =>
+      this.inTransaction(async (client) => {
+        await client.query('DELETE FROM sessions WHERE expires_at <= $1', [now]);
+        await client.query(
+          'INSERT INTO sessions (id_hash, account_id, created_at, expires_at) VALUES ($1, $2, $3, $4)',
+          [session.idHash, session.accountId, session.createdAt, session.expiresAt],
+        );
+      }),
+    find: async (idHash, now) =>
+      (
+        await this.pool.query<SessionRecord>(
+          `SELECT id_hash AS "idHash", account_id AS "accountId", created_at AS "createdAt", expires_at AS "expiresAt"
+           FROM sessions WHERE id_hash = $1 AND expires_at > $2`,
+          [idHash, now],
+        )
+      ).rows[0],
+    delete: async (idHash) => {
+      await this.pool.query('DELETE FROM sessions WHERE id_hash = $1', [idHash]);
     },
   };
 

@@ -93,6 +93,31 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX messages_by_hub_and_time ON messages(hub_id, created_at, id);
     `,
   },
+  {
+    version: 4,
+    name: 'account screen: accounts, their hubs, sessions',
+    sql: `
+      CREATE TABLE accounts (
+        id INTEGER PRIMARY KEY,
+        email TEXT NOT NULL UNIQUE,
+        password_hash TEXT NOT NULL,
+        created_at INTEGER NOT NULL
+      ) STRICT;
+      CREATE TABLE account_hubs (
+        account_id INTEGER NOT NULL REFERENCES accounts(id),
+        hub_id TEXT NOT NULL REFERENCES hubs(id),
+        PRIMARY KEY (account_id, hub_id)
+      ) STRICT, WITHOUT ROWID;
+      -- The hash of the session id, never the id the browser holds.
+      CREATE TABLE sessions (
+        id_hash BLOB PRIMARY KEY,
+        account_id INTEGER NOT NULL REFERENCES accounts(id),
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL
+      ) STRICT, WITHOUT ROWID;
+      CREATE INDEX sessions_by_expiry ON sessions(expires_at);
+    `,
+  },
 ];
 
 export const LATEST_SQLITE_VERSION = SQLITE_MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);

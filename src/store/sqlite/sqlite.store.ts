@@ -9,6 +9,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { type HubRow, KEY_COLUMNS, type KeyRow, keyRowValues, toHub, toKey } from '../rows.js';
 import type {
+  AccountRecord,
   Contact,
   HubSettings,
   ImportMessage,
@@ -18,6 +19,7 @@ import type {
   MessageQuery,
   MessageRow,
   RateLimit,
+  SessionRecord,
   Store,
 } from '../store.js';
 import { LATEST_SQLITE_VERSION, SQLITE_MIGRATIONS } from './sqlite.migrations.js';
@@ -31,6 +33,8 @@ const IDLE_READERS_KEPT = 4;
 const MAX_READERS = 16;
 const NO_LOWER_BOUND = Number.MIN_SAFE_INTEGER;
 const NO_UPPER_BOUND = Number.MAX_SAFE_INTEGER;
+
+const ACCOUNT_COLUMNS = 'id, email, password_hash AS passwordHash, created_at AS createdAt';
 
 const STREAM_SQL = `
   SELECT c.id, c.line_id, c.vid, c.name, COALESCE(m.sender, NULLIF(c.name, ''), 'User'),
@@ -160,6 +164,14 @@ export class SqliteStore implements Store {
       return this.schemaVersion() === LATEST_SQLITE_VERSION;
     } catch {
       return false;
+    }
+  }
+
+  async warmUp(): Promise<void> {
+    try {
+      this.releaseReader(await this.acquireReader());
+    } catch {
+      // The first answer will say what is wrong.
     }
   }
 
@@ -392,6 +404,68 @@ export class SqliteStore implements Store {
         hubId,
         lineId,
       ) as Contact | undefined,
+  };
+
+  accounts: Store['accounts'] = {
+    upsert: (email, passwordHash, now) =>
+      this.serializeWrites(() =>
+        this.inWriteTransaction(() => {
+          const created =
+            this.sql(
+              'INSERT INTO accounts (email, password_hash, created_at) VALUES (?, ?, ?) ON CONFLICT (email) DO NOTHING',
+            ).run(email, passwordHash, now).changes > 0;
+          if (!created)
+            this.sql('UPDATE accounts SET password_hash = ? WHERE email = ?').run(passwordHash, email);
+          const row = this.sql(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE email = ?`).get(
+            email,
+          ) as AccountRecord;
+          return { account: row, created };
+        }),
+      ),
+    findByEmail: async (email) =>
+      this.sql(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE email = ?`).get(email) as
+        | AccountRecord
+        | undefined,
+    findById: async (id) =>
+      this.sql(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = ?`).get(id) as AccountRecord | undefined,
+    grantHub: (accountId, hubId) =>
+      this.serializeWrites(() =>
+        this.inWriteTransaction(() => {
+          this.sql('INSERT INTO account_hubs (account_id, hub_id) VALUES (?, ?) ON CONFLICT DO NOTHING').run(
+            accountId,
+            hubId,
+          );
+        }),
+      ),
+    hubsOf: async (accountId) =>
+      (
+        this.sql('SELECT hub_id FROM account_hubs WHERE account_id = ? ORDER BY length(hub_id), hub_id')
+          .raw(true)
+          .all(accountId) as [string][]
+      ).map(([hubId]) => hubId),
+  };
+
+  sessions: Store['sessions'] = {
+    create: (session, now) =>
+      this.serializeWrites(() =>
+        this.inWriteTransaction(() => {
+          this.sql('DELETE FROM sessions WHERE expires_at <= ?').run(now);
+          this.sql(
+            'INSERT INTO sessions (id_hash, account_id, created_at, expires_at) VALUES (?, ?, ?, ?)',
+          ).run(session.idHash, session.accountId, session.createdAt, session.expiresAt);
+        }),
+      ),
+    find: async (idHash, now) =>
+      this.sql(
+        `SELECT id_hash AS idHash, account_id AS accountId, created_at AS createdAt, expires_at AS expiresAt
+         FROM sessions WHERE id_hash = ? AND expires_at > ?`,
+      ).get(idHash, now) as SessionRecord | undefined,
+    delete: (idHash) =>
+      this.serializeWrites(() =>
+        this.inWriteTransaction(() => {
+          this.sql('DELETE FROM sessions WHERE id_hash = ?').run(idHash);
+        }),
+      ),
   };
 
   /**

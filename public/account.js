@@ -1,0 +1,93 @@
+// The account screen's one script (served from /account/assets, no inline script): copy and show
+// a key by fetching it when asked, the "Issue key" form toggle, and the revoke confirmation.
+const csrfToken = document.querySelector('meta[name="csrf-token"]')?.getAttribute('content') ?? '';
+
+async function fetchKey(keyId) {
+  const response = await fetch(`/account/keys/${encodeURIComponent(keyId)}/reveal`, {
+    method: 'POST',
+    headers: { 'X-CSRF-Token': csrfToken },
+    credentials: 'same-origin',
+    cache: 'no-store',
+  });
+  if (!response.ok) throw new Error(`the key could not be fetched (${response.status})`);
+  return (await response.json()).key;
+}
+
+for (const button of document.querySelectorAll('button[data-action="copy"]')) {
+  let timer;
+  button.addEventListener('click', async () => {
+    const status = button.parentElement.querySelector('.copied');
+    try {
+      await navigator.clipboard.writeText(await fetchKey(button.dataset.keyId));
+      status.textContent = button.dataset.copied;
+    } catch {
+      status.textContent = button.dataset.failed;
+    }
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      status.textContent = '';
+    }, 2000);
+  });
+}
+
+for (const button of document.querySelectorAll('button[data-action="show"]')) {
+  button.addEventListener('click', async () => {
+    const field = button.closest('td').querySelector('.key');
+    if (button.getAttribute('aria-pressed') === 'true') {
+      field.textContent = field.dataset.masked;
+      button.setAttribute('aria-pressed', 'false');
+      button.setAttribute('aria-label', button.dataset.showLabel);
+      return;
+    }
+    try {
+      field.textContent = await fetchKey(button.dataset.keyId);
+      button.setAttribute('aria-pressed', 'true');
+      button.setAttribute('aria-label', button.dataset.hideLabel);
+    } catch {
+      field.textContent = field.dataset.masked;
+    }
+  });
+}
+
+for (const button of document.querySelectorAll('button[data-action="issue"]')) {
+  const form = document.getElementById(button.getAttribute('aria-controls'));
+  if (!form) continue;
+  form.hidden = true;
+  button.setAttribute('aria-expanded', 'false');
+  button.addEventListener('click', () => {
+    const opening = form.hidden;
+    form.hidden = !opening;
+    button.setAttribute('aria-expanded', String(opening));
+    if (opening) form.querySelector('input[name="label"]')?.focus();
+  });
+}
+
+const dialog = document.getElementById('revoke-dialog');
+for (const form of document.querySelectorAll('form.revoke')) {
+  form.addEventListener('submit', (event) => {
+    if (!dialog || typeof dialog.showModal !== 'function') return; // the server asks instead
+    event.preventDefault();
+    dialog.querySelector('#revoke-title').textContent = form.dataset.question;
+    dialog.returnValue = '';
+    dialog.addEventListener(
+      'close',
+      () => {
+        if (dialog.returnValue !== 'confirm') {
+          form.querySelector('button')?.focus();
+          return;
+        }
+        const confirm = document.createElement('input');
+        confirm.type = 'hidden';
+        confirm.name = 'confirm';
+        confirm.value = 'yes';
+        form.append(confirm);
+        form.submit();
+      },
+      { once: true },
+    );
+    dialog.showModal();
+  });
+}
+
+// After a key was issued, its copy icon has the focus: Enter copies it.
+document.querySelector('tr.new button[data-action="copy"]')?.focus();

@@ -1,0 +1,305 @@
+/**
+ * The account screen over HTTP: /account (sign-in, or the keys of the account's hubs), its form
+ * posts, the copy/show request, and its two static files. Every answer carries a strict CSP and
+ * no-store; every state change needs a same-origin request and the session's CSRF token.
+ */
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { parseCookies, serializeCookie } from '../../lib/cookies.js';
+import { AppError } from '../../lib/errors.js';
+import { type Language, pickLanguage, WORDS, type Words } from './account.i18n.js';
+import { confirmRevokePage, keysPage, messagePage, signInPage } from './account.pages.js';
+import { type AccountService, SESSION_TTL_MS, type SignedIn } from './account.usecases.js';
+
+export const SESSION_COOKIE = 'chatlog_session';
+const SIGN_IN_COOKIE = 'chatlog_signin';
+const LANGUAGE_COOKIE = 'chatlog_lang';
+const FORM_BYTES = 16 * 1024;
+
+const SECURITY_HEADERS = {
+  'Content-Security-Policy':
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'X-Frame-Options': 'DENY',
+  'Referrer-Policy': 'no-referrer',
+  'X-Content-Type-Options': 'nosniff',
+  'Cross-Origin-Opener-Policy': 'same-origin',
+  'Cross-Origin-Resource-Policy': 'same-origin',
+};
+
+/** public/ at the repository root: three levels up from src/modules/account and dist/modules/account. */
+const PUBLIC_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'public');
+const ASSETS: Record<string, string> = {
+  'account.js': 'text/javascript; charset=utf-8',
+  'account.css': 'text/css; charset=utf-8',
+};
+
+export interface AccountRouteDeps {
+  accounts: AccountService;
+  /** Base URL of the API as clients reach it (for the API URL and the curl example). */
+  publicUrl: string | undefined;
+}
+
+function isSecure(request: FastifyRequest, publicUrl: string | undefined): boolean {
+  return request.protocol === 'https' || (publicUrl ?? '').startsWith('https:');
+}
+
+/** A POST from another site: refused before anything else (the CSRF token is the second lock). */
+function isCrossSite(request: FastifyRequest): boolean {
+  const site = request.headers['sec-fetch-site'];
+  if (site === 'cross-site' || site === 'same-site') return true;
+  const origin = request.headers.origin;
+  if (origin === undefined) return false;
+  try {
+    return new URL(origin).host !== request.headers.host;
+  } catch {
+    return true;
+  }
+}
+
+function formOf(request: FastifyRequest): URLSearchParams {
+  return request.body instanceof URLSearchParams ? request.body : new URLSearchParams();
+}
+
+export function registerAccountRoutes(app: FastifyInstance, deps: AccountRouteDeps): void {
+  const { accounts } = deps;
+
+  app.register(async (scope) => {
+    scope.addContentTypeParser(
+      'application/x-www-form-urlencoded',
+      { parseAs: 'string', bodyLimit: FORM_BYTES },
+      (_request, body, done) => done(null, new URLSearchParams(body as string)),
+    );
+    scope.addHook('onSend', async (_request, reply, payload) => {
+      reply.headers(SECURITY_HEADERS);
+      if (!reply.hasHeader('Cache-Control')) reply.header('Cache-Control', 'no-store');
+      return payload;
+    });
+
+    // A refused form post gets a page saying why; the copy request (and any fault) keeps JSON.
+    scope.setErrorHandler((error, request, reply) => {
+      if (!(error instanceof AppError) || request.url.endsWith('/reveal') || error.status >= 500) throw error;
+      const { language, words } = languageOf(request);
+      const message = error.status === 404 ? words.notFound : error.message;
+      return html(reply, error.status, messagePage({ language, words, message }));
+    });
+
+    const languageOf = (request: FastifyRequest): { language: Language; words: Words } => {
+      const language = pickLanguage(
+        parseCookies(request.headers.cookie).get(LANGUAGE_COOKIE),
+        request.headers['accept-language'],
+      );
+      return { language, words: WORDS[language] };
+    };
+    const cookie = (request: FastifyRequest, name: string, value: string, maxAge: number | undefined) =>
+      serializeCookie(name, value, { path: '/account', maxAge, secure: isSecure(request, deps.publicUrl) });
+    const signedInOf = (request: FastifyRequest): Promise<SignedIn | undefined> =>
+      accounts.session(parseCookies(request.headers.cookie).get(SESSION_COOKIE));
+    const html = (reply: FastifyReply, status: number, body: string) =>
+      reply.code(status).type('text/html; charset=utf-8').send(body);
+    const apiUrl = (request: FastifyRequest, hubId: string) => {
+      const base =
+        deps.publicUrl ?? `${isSecure(request, deps.publicUrl) ? 'https' : 'http'}://${request.headers.host}`;
+      return `${base}/api/line/${hubId}/messages`;
+    };
+
+    const showSignIn = (
+      request: FastifyRequest,
+      reply: FastifyReply,
+      status: number,
+      extra: { email?: string; error?: string } = {},
+    ) => {
+      let token = parseCookies(request.headers.cookie).get(SIGN_IN_COOKIE);
+      if (!token || token.length > 100) {
+        token = randomBytes(24).toString('base64url');
+        reply.header('Set-Cookie', cookie(request, SIGN_IN_COOKIE, token, 3600));
+      }
+      return html(
+        reply,
+        status,
+        signInPage({ ...languageOf(request), token: accounts.signInToken(token), ...extra }),
+      );
+    };
+
+    const showKeys = async (
+      request: FastifyRequest,
+      reply: FastifyReply,
+      signedIn: SignedIn,
+      notice?: { text: string; newKeyId?: string },
+    ) => {
+      const hubs = [];
+      for (const hubId of signedIn.hubIds) {
+        hubs.push({ hubId, apiUrl: apiUrl(request, hubId), keys: await accounts.keysOf(signedIn, hubId) });
+      }
+      return html(
+        reply,
+        200,
+        keysPage({
+          ...languageOf(request),
+          email: signedIn.account.email,
+          csrfToken: accounts.csrfToken(signedIn.sessionId),
+          hubs,
+          notice: notice?.text,
+          newKeyId: notice?.newKeyId,
+        }),
+      );
+    };
+
+    /** The signed-in account of a form post with a valid token; otherwise the answer is sent. */
+    const requirePost = async (request: FastifyRequest, reply: FastifyReply, token: string | undefined) => {
+      const { words, language } = languageOf(request);
+      if (isCrossSite(request)) {
+        html(reply, 403, messagePage({ language, words, message: words.formExpired }));
+        return undefined;
+      }
+      const signedIn = await signedInOf(request);
+      if (!signedIn) {
+        reply.redirect('/account', 303);
+        return undefined;
+      }
+      if (!accounts.checkCsrf(signedIn.sessionId, token)) {
+        html(reply, 403, messagePage({ language, words, message: words.formExpired }));
+        return undefined;
+      }
+      return signedIn;
+    };
+
+    scope.get<{ Querystring: { lang?: string; issued?: string; revoked?: string } }>(
+      '/account',
+      async (request, reply) => {
+        const lang = request.query.lang;
+        if (lang === 'en' || lang === 'ja') {
+          return reply
+            .header('Set-Cookie', cookie(request, LANGUAGE_COOKIE, lang, 365 * 86_400))
+            .redirect('/account', 303);
+        }
+        const signedIn = await signedInOf(request);
+        if (!signedIn) return showSignIn(request, reply, 200);
+        const { words } = languageOf(request);
+        const mentioned = request.query.issued ?? request.query.revoked;
+        if (mentioned) {
+          const all = (
+            await Promise.all(signedIn.hubIds.map((hubId) => accounts.keysOf(signedIn, hubId)))
+          ).flat();
+          const key = all.find((k) => k.id === mentioned);
+          if (key) {
+            const label = key.label || words.noLabel;
+            return showKeys(request, reply, signedIn, {
+              text: request.query.issued ? words.keyCreated(label) : words.keyRevoked(label),
+              newKeyId: request.query.issued ? key.id : undefined,
+            });
+          }
+        }
+        return showKeys(request, reply, signedIn);
+      },
+    );
+
+    scope.post('/account/sign-in', async (request, reply) => {
+      const form = formOf(request);
+      const { words, language } = languageOf(request);
+      const signInCookie = parseCookies(request.headers.cookie).get(SIGN_IN_COOKIE);
+      const token = form.get('csrf') ?? '';
+      if (
+        isCrossSite(request) ||
+        !signInCookie ||
+        token.length === 0 ||
+        token !== accounts.signInToken(signInCookie)
+      ) {
+        return html(reply, 403, messagePage({ language, words, message: words.formExpired }));
+      }
+      const email = form.get('email') ?? '';
+      const result = await accounts.signIn(email, form.get('password') ?? '', request.ip);
+      if (!result.ok) {
+        if (result.reason === 'throttled') {
+          reply.header('Retry-After', String(result.retryAfterSeconds));
+          return showSignIn(request, reply, 429, {
+            email,
+            error: words.throttled(Math.ceil(result.retryAfterSeconds / 60)),
+          });
+        }
+        return showSignIn(request, reply, 401, { email, error: words.wrongCredentials });
+      }
+      return reply
+        .header('Set-Cookie', [
+          cookie(request, SESSION_COOKIE, result.sessionId, SESSION_TTL_MS / 1000),
+          cookie(request, SIGN_IN_COOKIE, '', 0),
+        ])
+        .redirect('/account', 303);
+    });
+
+    scope.post('/account/sign-out', async (request, reply) => {
+      const signedIn = await requirePost(request, reply, formOf(request).get('csrf') ?? undefined);
+      if (!signedIn) return reply;
+      await accounts.signOut(signedIn.sessionId);
+      return reply.header('Set-Cookie', cookie(request, SESSION_COOKIE, '', 0)).redirect('/account', 303);
+    });
+
+    scope.post<{ Params: { hubId: string } }>('/account/hubs/:hubId/keys', async (request, reply) => {
+      const form = formOf(request);
+      const signedIn = await requirePost(request, reply, form.get('csrf') ?? undefined);
+      if (!signedIn) return reply;
+      const key = await accounts.issueKey(
+        signedIn,
+        request.params.hubId,
+        form.get('label') ?? '',
+        form.get('scope') ?? 'read',
+      );
+      return reply.redirect(
+        `/account?issued=${encodeURIComponent(key.id)}#key-${encodeURIComponent(key.id)}`,
+        303,
+      );
+    });
+
+    scope.post<{ Params: { keyId: string } }>('/account/keys/:keyId/revoke', async (request, reply) => {
+      const form = formOf(request);
+      const signedIn = await requirePost(request, reply, form.get('csrf') ?? undefined);
+      if (!signedIn) return reply;
+      if (form.get('confirm') !== 'yes') {
+        const key = (await Promise.all(signedIn.hubIds.map((hubId) => accounts.keysOf(signedIn, hubId))))
+          .flat()
+          .find((k) => k.id === request.params.keyId);
+        if (!key) throw new AppError('not_found', 404, 'no such key on this account');
+        return html(
+          reply,
+          200,
+          confirmRevokePage({
+            ...languageOf(request),
+            csrfToken: accounts.csrfToken(signedIn.sessionId),
+            key,
+          }),
+        );
+      }
+      const key = await accounts.revokeKey(signedIn, request.params.keyId);
+      return reply.redirect(`/account?revoked=${encodeURIComponent(key.id)}`, 303);
+    });
+
+    // The copy and show icons: the one answer of the screen that carries a full key.
+    scope.post<{ Params: { keyId: string } }>('/account/keys/:keyId/reveal', async (request, reply) => {
+      if (isCrossSite(request)) throw new AppError('forbidden', 403, 'cross-site requests are refused');
+      const signedIn = await signedInOf(request);
+      if (!signedIn) throw new AppError('forbidden', 403, 'sign in first');
+      const token = request.headers['x-csrf-token'];
+      if (!accounts.checkCsrf(signedIn.sessionId, typeof token === 'string' ? token : undefined)) {
+        throw new AppError('forbidden', 403, 'the CSRF token is missing or wrong');
+      }
+      const key = await accounts.revealKey(signedIn, request.params.keyId);
+      return reply.type('application/json; charset=utf-8').send({ key });
+    });
+
+    scope.get('/docs', async (_request, reply) =>
+      reply
+        .type('text/html; charset=utf-8')
+        .header('Cache-Control', 'no-cache')
+        .send(await fs.promises.readFile(path.join(PUBLIC_DIR, 'docs.html'))),
+    );
+
+    scope.get<{ Params: { file: string } }>('/account/assets/:file', async (request, reply) => {
+      const type = ASSETS[request.params.file];
+      if (!type) throw new AppError('not_found', 404, 'no such resource');
+      const body = await fs.promises.readFile(path.join(PUBLIC_DIR, request.params.file));
+      return reply.type(type).header('Cache-Control', 'no-cache').send(body);
+    });
+  });
+}

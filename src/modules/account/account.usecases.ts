@@ -1,0 +1,188 @@
+/**
+ * The account screen's rules: accounts and the hubs they were given, sign-in (throttled, a wrong
+ * email and a wrong password alike), sessions, CSRF tokens, and key management limited to the
+ * account's own hubs. The session id lives only in the browser's cookie; the store keeps its hash.
+ */
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { AppError, UserError } from '../../lib/errors.js';
+import type { SecretBox } from '../../lib/secrets.js';
+import type { AccountRecord, KeyScope, RateLimit, Store } from '../../store/store.js';
+import type { HubService } from '../hubs/hubs.usecases.js';
+import type { RateLimiter } from '../keys/keys.ratelimit.js';
+import { KEY_SCOPES, type KeyService, type KeySummary } from '../keys/keys.usecases.js';
+import {
+  decoyHash,
+  hashPassword,
+  MAX_PASSWORD_LENGTH,
+  MIN_PASSWORD_LENGTH,
+  verifyPassword,
+} from './account.passwords.js';
+
+export const SESSION_TTL_MS = 12 * 60 * 60 * 1000;
+/** Failed sign-ins allowed per email, and per client address, in 15 minutes. */
+export const SIGN_IN_LIMIT_PER_EMAIL: RateLimit = { requests: 5, perSeconds: 900 };
+export const SIGN_IN_LIMIT_PER_ADDRESS: RateLimit = { requests: 30, perSeconds: 900 };
+const MAX_EMAIL_LENGTH = 254;
+const MAX_LABEL_LENGTH = 200;
+
+/** Lower-cased and trimmed, or undefined when it cannot be an email address. */
+export function normalizeEmail(text: string): string | undefined {
+  const email = text.trim().toLowerCase();
+  if (email.length > MAX_EMAIL_LENGTH || !/^[^\s@]+@[^\s@]+$/.test(email)) return undefined;
+  return email;
+}
+
+export interface SignedIn {
+  account: AccountRecord;
+  /** The hubs this account may see, in id order. */
+  hubIds: string[];
+  sessionId: string;
+}
+
+export type SignInResult =
+  | { ok: true; sessionId: string }
+  | { ok: false; reason: 'invalid' }
+  | { ok: false; reason: 'throttled'; retryAfterSeconds: number };
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest();
+
+export class AccountService {
+  constructor(
+    private readonly deps: {
+      store: Store;
+      hubs: HubService;
+      keys: KeyService;
+      secrets: SecretBox;
+      rateLimiter?: RateLimiter | undefined;
+      clock?: () => number;
+    },
+  ) {}
+
+  private now(): number {
+    return (this.deps.clock ?? Date.now)();
+  }
+
+  /** `chatlog account add`: creates the account (or sets its password) and gives it the hubs. */
+  async add(emailText: string, hubIds: readonly string[], password: string): Promise<{ created: boolean }> {
+    const email = normalizeEmail(emailText);
+    if (!email) throw new UserError(`"${emailText}" is not an email address`);
+    if (hubIds.length === 0) throw new UserError('give the account at least one hub with --hub');
+    if (password.length < MIN_PASSWORD_LENGTH) {
+      throw new UserError(`the password must be at least ${MIN_PASSWORD_LENGTH} characters long`);
+    }
+    if (password.length > MAX_PASSWORD_LENGTH) {
+      throw new UserError(`the password must be at most ${MAX_PASSWORD_LENGTH} characters long`);
+    }
+    for (const hubId of hubIds) await this.deps.hubs.require(hubId);
+    const { account, created } = await this.deps.store.accounts.upsert(
+      email,
+      await hashPassword(password),
+      this.now(),
+    );
+    for (const hubId of hubIds) await this.deps.store.accounts.grantHub(account.id, hubId);
+    return { created };
+  }
+
+  async signIn(emailText: string, password: string, clientAddress: string): Promise<SignInResult> {
+    const email = normalizeEmail(emailText) ?? emailText.slice(0, MAX_EMAIL_LENGTH).toLowerCase();
+    // Counted by a hash: the counters' keys (in Redis, say) never hold an email address.
+    const limits: Array<[string, RateLimit]> = [
+      [`signin:email:${sha256(email).toString('base64url')}`, SIGN_IN_LIMIT_PER_EMAIL],
+      [`signin:address:${clientAddress}`, SIGN_IN_LIMIT_PER_ADDRESS],
+    ];
+    const limiter = this.deps.rateLimiter;
+    if (limiter) {
+      for (const [id, limit] of limits) {
+        const wait = await limiter.blockedFor(id, limit);
+        if (wait > 0) return { ok: false, reason: 'throttled', retryAfterSeconds: wait };
+      }
+    }
+    const account =
+      password.length <= MAX_PASSWORD_LENGTH ? await this.deps.store.accounts.findByEmail(email) : undefined;
+    // The same work whether or not the email is known.
+    const matches = await verifyPassword(
+      account?.passwordHash ?? (await decoyHash()),
+      password.slice(0, MAX_PASSWORD_LENGTH),
+    );
+    if (!account || !matches || password.length > MAX_PASSWORD_LENGTH) {
+      if (limiter) for (const [id, limit] of limits) await limiter.consume(id, limit);
+      return { ok: false, reason: 'invalid' };
+    }
+    const sessionId = randomBytes(32).toString('base64url');
+    const now = this.now();
+    await this.deps.store.sessions.create(
+      { idHash: sha256(sessionId), accountId: account.id, createdAt: now, expiresAt: now + SESSION_TTL_MS },
+      now,
+    );
+    return { ok: true, sessionId };
+  }
+
+  /** The signed-in account behind a session cookie, or undefined (unknown, expired or signed out). */
+  async session(sessionId: string | undefined): Promise<SignedIn | undefined> {
+    if (!sessionId || sessionId.length > 100) return undefined;
+    const session = await this.deps.store.sessions.find(sha256(sessionId), this.now());
+    if (!session) return undefined;
+    const account = await this.deps.store.accounts.findById(session.accountId);
+    if (!account) return undefined;
+    return { account, hubIds: await this.deps.store.accounts.hubsOf(account.id), sessionId };
+  }
+
+  async signOut(sessionId: string): Promise<void> {
+    await this.deps.store.sessions.delete(sha256(sessionId));
+  }
+
+  /** The token every state change of this session must carry (derived, so nothing to store). */
+  csrfToken(sessionId: string): string {
+    return this.deps.secrets.hashKey(`csrf:${sessionId}`).toString('base64url');
+  }
+
+  checkCsrf(sessionId: string, presented: string | undefined): boolean {
+    const expected = Buffer.from(this.csrfToken(sessionId));
+    const actual = Buffer.from(presented ?? '');
+    return actual.length === expected.length && timingSafeEqual(actual, expected);
+  }
+
+  /** A token for the sign-in form, tied to a cookie of its own (before there is a session). */
+  signInToken(cookieValue: string): string {
+    return this.deps.secrets.hashKey(`signin:${cookieValue}`).toString('base64url');
+  }
+
+  private requireHub(signedIn: SignedIn, hubId: string): void {
+    if (!signedIn.hubIds.includes(hubId)) throw new AppError('not_found', 404, 'no such hub on this account');
+  }
+
+  private async requireOwnKey(signedIn: SignedIn, keyId: string): Promise<KeySummary> {
+    for (const hubId of signedIn.hubIds) {
+      const found = (await this.deps.keys.list(hubId)).find((key) => key.id === keyId);
+      if (found) return found;
+    }
+    throw new AppError('not_found', 404, 'no such key on this account');
+  }
+
+  async keysOf(signedIn: SignedIn, hubId: string): Promise<KeySummary[]> {
+    this.requireHub(signedIn, hubId);
+    return (await this.deps.keys.list(hubId)).reverse();
+  }
+
+  async issueKey(signedIn: SignedIn, hubId: string, label: string, scope: string): Promise<KeySummary> {
+    this.requireHub(signedIn, hubId);
+    if (!KEY_SCOPES.includes(scope as KeyScope)) throw new AppError('invalid_body', 400, 'unknown scope');
+    const trimmed = label.trim();
+    if (trimmed.length > MAX_LABEL_LENGTH) throw new AppError('invalid_body', 400, 'the label is too long');
+    return (await this.deps.keys.issue(hubId, scope as KeyScope, trimmed)).summary;
+  }
+
+  /** The full key, for the copy and show icons: the only answer of the screen that carries one. */
+  async revealKey(signedIn: SignedIn, keyId: string): Promise<string> {
+    await this.requireOwnKey(signedIn, keyId);
+    const key = await this.deps.keys.reveal(keyId);
+    if (!key) throw new AppError('not_found', 404, 'this key is revoked');
+    return key;
+  }
+
+  async revokeKey(signedIn: SignedIn, keyId: string): Promise<KeySummary> {
+    const key = await this.requireOwnKey(signedIn, keyId);
+    if (key.revokedAt === null) await this.deps.keys.revoke(keyId);
+    return key;
+  }
+}
