@@ -89,5 +89,9 @@ for (const form of document.querySelectorAll('form.revoke')) {
   });
 }
 
-// After a key was issued, its copy icon has the focus: Enter copies it.
-document.querySelector('tr.new button[data-action="copy"]')?.focus();
+// After a key was issued, its copy icon has the focus (Enter copies it) and is in view.
+const newKeyCopy = document.querySelector('tr.new button[data-action="copy"]');
+if (newKeyCopy) {
+  newKeyCopy.focus();
+  newKeyCopy.scrollIntoView({ block: 'center' });
+}

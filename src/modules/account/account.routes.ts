@@ -51,7 +51,9 @@ function isCrossSite(request: FastifyRequest): boolean {
   const site = request.headers['sec-fetch-site'];
   if (site === 'cross-site' || site === 'same-site') return true;
   const origin = request.headers.origin;
-  if (origin === undefined) return false;
+  // "null": the page's Referrer-Policy (no-referrer) hides the origin of its own form posts;
+  // Sec-Fetch-Site, the CSRF token and the SameSite cookie still tell a cross-site post.
+  if (origin === undefined || origin === 'null') return false;
   try {
     return new URL(origin).host !== request.headers.host;
   } catch {
@@ -246,10 +248,7 @@ export function registerAccountRoutes(app: FastifyInstance, deps: AccountRouteDe
         form.get('label') ?? '',
         form.get('scope') ?? 'read',
       );
-      return reply.redirect(
-        `/account?issued=${encodeURIComponent(key.id)}#key-${encodeURIComponent(key.id)}`,
-        303,
-      );
+      return reply.redirect(`/account?issued=${encodeURIComponent(key.id)}`, 303);
     });
 
     scope.post<{ Params: { keyId: string } }>('/account/keys/:keyId/revoke', async (request, reply) => {
