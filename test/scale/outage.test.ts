@@ -93,6 +93,11 @@ after(async () => {
 
 test('503 while the database is away, and serving again without a restart when it is back', async () => {
   const read = () => fetch(`${url}/api/line/41/messages?apikey=${key}`);
+  // A short range (read by time) and the whole hub (walked by contact): both stream pools in use.
+  assert.equal(
+    (await fetch(`${url}/api/line/41/messages?apikey=${key}&from=2020-01-01&to=2020-01-01`)).status,
+    200,
+  );
   assert.equal((await read()).status, 200);
 
   await proxy.cut();

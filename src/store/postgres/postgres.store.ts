@@ -201,15 +201,10 @@ export class PostgresStore implements Store {
   }
 
   async warmUp(): Promise<void> {
-    try {
-      // Both ways of reading an answer, for a hub that has no messages: the connections, the
-      // server's catalog caches and the plans are ready before the first client asks.
-      await this.pool.query('SELECT 1');
-      for await (const _ of this.streamMessages({ hubId: '' })) void _;
-      for await (const _ of this.streamMessages({ hubId: '', fromMs: 0, toMsExclusive: 1 })) void _;
-    } catch {
-      // The first answer will say what is wrong.
-    }
+    // A connection in each pool, so that the first answer does not wait for one.
+    await Promise.all([this.pool.query('SELECT 1'), this.streamPool.query('SELECT 1')]).catch(
+      () => undefined,
+    );
   }
 
   async close(): Promise<void> {
@@ -240,6 +235,12 @@ export class PostgresStore implements Store {
   private async inTransaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
     let broken: Error | undefined;
+    // A connection lost between two statements is reported on the client, which the pool only
+    // listens to while the client is idle: without this the error would end the process.
+    const onLost = (error: Error) => {
+      broken = error;
+    };
+    client.on('error', onLost);
     try {
       await client.query('BEGIN');
       const result = await work(client);
@@ -251,6 +252,7 @@ export class PostgresStore implements Store {
       });
       throw error;
     } finally {
+      client.removeListener('error', onLost);
       client.release(broken);
     }
   }
@@ -447,6 +449,11 @@ export class PostgresStore implements Store {
   private async *streamMessages(query: MessageQuery): AsyncGenerator<MessageRow[]> {
     const client = await this.streamPool.connect();
     let broken: Error | undefined;
+    // As in inTransaction: a connection lost while the client is checked out must not end the process.
+    const onLost = (error: Error) => {
+      broken ??= error;
+    };
+    client.on('error', onLost);
     const args = [query.hubId, query.fromMs ?? NO_LOWER_BOUND, query.toMsExclusive ?? NO_UPPER_BOUND];
     // Same rows, same order either way; only the cost differs.
     let short = false;
@@ -459,6 +466,7 @@ export class PostgresStore implements Store {
         } as pg.QueryConfig);
         short = (counted.rows[0]?.n ?? Number.POSITIVE_INFINITY) <= SORT_IN_MEMORY_MAX_ROWS;
       } catch (error) {
+        client.removeListener('error', onLost);
         client.release(error as Error);
         throw error;
       }
@@ -491,6 +499,7 @@ export class PostgresStore implements Store {
       await cursor.close().catch((error: Error) => {
         broken ??= error;
       });
+      client.removeListener('error', onLost);
       client.release(broken);
     }
   }
