@@ -3,6 +3,8 @@
  *
  *   rps <url> <connections> <seconds> [accept-encoding]   autocannon: requests/s, latency, bytes/s
  *   download <url> [accept-encoding]                      one GET read to the end: TTFB, bytes, seconds
+ *   first-byte <url> <times>                             sequential GETs, each dropped at its first
+ *                                                          byte: the median time to it
  *   stream <url> <connections> <seconds> [accept-encoding]  GETs back to back on each connection:
  *                                                          bytes/s received, answers cut off at the
  *                                                          end counted for what arrived
@@ -95,7 +97,29 @@ async function stream(): Promise<void> {
   process.stdout.write(`${JSON.stringify({ bytesPerSecond: bytes / elapsed, answers, seconds: elapsed })}\n`);
 }
 
+async function firstByte(): Promise<void> {
+  const times: number[] = [];
+  for (let i = 0; i < Number(rest[0] ?? 5); i++) {
+    times.push(
+      await new Promise<number>((resolve, reject) => {
+        const started = performance.now();
+        const request = http.get(url, (res) => {
+          res.once('data', () => {
+            resolve(performance.now() - started);
+            request.destroy();
+          });
+        });
+        request.on('error', (error) => (request.destroyed ? undefined : reject(error)));
+      }),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  times.sort((a, b) => a - b);
+  process.stdout.write(`${JSON.stringify({ medianMs: times[Math.floor(times.length / 2)], times })}\n`);
+}
+
 if (mode === 'rps') await rps();
+else if (mode === 'first-byte') await firstByte();
 else if (mode === 'stream') await stream();
 else if (mode === 'download') await download();
 else throw new Error(`unknown mode ${mode}`);

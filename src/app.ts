@@ -2,6 +2,7 @@
  * buildApp(deps): the HTTP application, its modules and its one error handler. It never
  * listens; server.ts does. Every thrown error becomes the contract's JSON error body.
  */
+import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import Fastify, {
   type FastifyBaseLogger,
@@ -26,6 +27,8 @@ import {
   registerMessagesRoutes,
 } from './modules/messages/messages.routes.js';
 import { isStoreUnavailable, type Store } from './store/store.js';
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 // Resolved from fastify's own folder: they are its dependencies, not ours.
 const requireFromFastify = createRequire(createRequire(import.meta.url).resolve('fastify'));
@@ -131,6 +134,13 @@ export function buildApp(deps: AppDeps): App {
       maxParamLength: deps.maxParamLength ?? 65_536,
     },
     return503OnClosing: true,
+    // A request id from the client (or the proxy before it) is kept when it looks like one, so a
+    // request can be followed across systems; otherwise chatlog makes one. Answered in X-Request-Id,
+    // logged as reqId.
+    genReqId: (request) => {
+      const given = request.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
     schemaController: { compilersFactory: lazySchemaCompilers },
     connectionTimeout: deps.idleTimeoutMs ?? 60_000,
     // Requests Node's HTTP parser refuses (malformed, or headers over the size limit).
@@ -189,6 +199,9 @@ export function buildApp(deps: AppDeps): App {
     );
   };
 
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('X-Request-Id', request.id);
+  });
   app.setErrorHandler((error, _request, reply) => handleError(error, reply));
   // A path of ours with a method no route lists (TRACE, PROPFIND, ...) is 405, not 404.
   app.setNotFoundHandler((request, reply) => {

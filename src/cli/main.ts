@@ -20,6 +20,7 @@ import { requireHubId } from '../modules/hubs/hubs.usecases.js';
 import { importFile } from '../modules/ingest/import.usecases.js';
 import { KEY_SCOPES, type KeySummary } from '../modules/keys/keys.usecases.js';
 import { serializeMessages } from '../modules/messages/messages.serializer.js';
+import { SqliteStore } from '../store/sqlite/sqlite.store.js';
 import type { KeyScope } from '../store/store.js';
 import { runDemo } from './demo.js';
 import { askNewPassword, readAllStdin } from './password.js';
@@ -275,6 +276,31 @@ export function buildProgram(): Command {
           // The reader went away (`chatlog export ... | head`): nothing more to write, not an error.
           if ((error as NodeJS.ErrnoException).code !== 'EPIPE') throw error;
         }
+      });
+    });
+
+  program
+    .command('backup <file>')
+    .description('write a consistent copy of the SQLite store while chatlog runs (PostgreSQL: pg_dump)')
+    .action(async (file: string) => {
+      await withRuntime(globals(), async ({ store }) => {
+        if (!(store instanceof SqliteStore)) {
+          throw new UserError(
+            'the store is PostgreSQL: back it up with pg_dump --format=custom (README, "Backup and restore")',
+          );
+        }
+        const { createProgress } = await import('./progress.js');
+        const progress = createProgress('backup');
+        let started = false;
+        const bytes = await store.backup(file, (done, total) => {
+          if (!started) progress.start(total, 'bytes');
+          started = true;
+          progress.update(done);
+        });
+        progress.stop();
+        process.stderr.write(
+          `chatlog: backup of ${(bytes / 1024 / 1024).toFixed(1)} MiB written to ${file}; keep the server secret (CHATLOG_SECRET or data/secret) with it\n`,
+        );
       });
     });
 

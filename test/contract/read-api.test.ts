@@ -441,3 +441,22 @@ test('no key, nor any part of one, reaches the log', async () => {
     assert.equal(server.logs.text.includes(key.slice(4, 20)), false);
   }
 });
+
+test('every answer carries X-Request-Id: the client’s when it looks like one, else a new one, and the log has it', async () => {
+  const given = await rawRequest(server.url, 'GET', api('100', `apikey=${tokyoKey}`), {
+    'x-request-id': 'trace-42.abc_DEF:1',
+  });
+  assert.equal(given.headers['x-request-id'], 'trace-42.abc_DEF:1');
+  const made = await rawRequest(server.url, 'GET', '/nowhere', { 'x-request-id': 'bad id with spaces' });
+  assert.equal(made.status, 404);
+  assert.match(String(made.headers['x-request-id']), /^[0-9a-f-]{36}$/);
+  const refused = await rawRequest(server.url, 'GET', api('100', 'apikey=nope'));
+  assert.match(String(refused.headers['x-request-id']), /^[0-9a-f-]{36}$/);
+  const logged = server.logs.lines
+    .map((line) => JSON.parse(line) as { reqId?: string; msg?: string })
+    .filter((line) => line.reqId === 'trace-42.abc_DEF:1');
+  assert.ok(
+    logged.some((line) => line.msg === 'request completed'),
+    'the completed line has the id',
+  );
+});

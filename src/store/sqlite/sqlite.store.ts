@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import Database from 'better-sqlite3';
+import { UserError } from '../../lib/errors.js';
 import { type HubRow, KEY_COLUMNS, type KeyRow, keyRowValues, toHub, toKey } from '../rows.js';
 import type {
   AccountRecord,
@@ -165,6 +166,34 @@ export class SqliteStore implements Store {
     } catch {
       return false;
     }
+  }
+
+  /**
+   * A consistent copy of the database into a new file (mode 0600), taken with SQLite's online
+   * backup while reads and writes go on. Reports bytes copied; returns the size of the copy.
+   */
+  async backup(file: string, onProgress?: (doneBytes: number, totalBytes: number) => void): Promise<number> {
+    try {
+      fs.closeSync(fs.openSync(file, 'wx', 0o600));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') {
+        throw new UserError(`${file} already exists: remove it or choose another name`);
+      }
+      throw new UserError(`cannot write ${file}: ${(error as Error).message}`);
+    }
+    const pageSize = Number(this.db.pragma('page_size', { simple: true }));
+    try {
+      await this.db.backup(file, {
+        progress: ({ totalPages, remainingPages }) => {
+          onProgress?.((totalPages - remainingPages) * pageSize, totalPages * pageSize);
+          return 1024;
+        },
+      });
+    } catch (error) {
+      fs.rmSync(file, { force: true });
+      throw error;
+    }
+    return fs.statSync(file).size;
   }
 
   async warmUp(): Promise<void> {
