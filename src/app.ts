@@ -2,7 +2,7 @@
  * buildApp(deps): the HTTP application, its modules and its one error handler. It never
  * listens; server.ts does. Every thrown error becomes the contract's JSON error body.
  */
-import { randomUUID } from 'node:crypto';
+import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { createRequire } from 'node:module';
 import Fastify, {
   type FastifyBaseLogger,
@@ -11,6 +11,7 @@ import Fastify, {
   type FastifyReply,
 } from 'fastify';
 import { AppError, type ErrorCode } from './lib/errors.js';
+import type { Metrics } from './lib/metrics.js';
 import type { SecretBox } from './lib/secrets.js';
 import { registerAccountRoutes } from './modules/account/account.routes.js';
 import { AccountService } from './modules/account/account.usecases.js';
@@ -59,6 +60,10 @@ export interface AppDeps {
   lineApiBaseUrl?: string;
   /** Base URL clients reach the API at (CHATLOG_PUBLIC_URL), for the account screen's examples. */
   publicUrl?: string | undefined;
+  /** Metrics for /metrics; unset: no /metrics route and nothing recorded. */
+  metrics?: Metrics | undefined;
+  /** Bearer token /metrics requires, when set. */
+  metricsToken?: string | undefined;
   /** Memory for recent small answers (AnswerCache); 0 turns it off. */
   answerCacheBytes?: number;
   /** Longer than any request line Node accepts, so over-long ids still reach the contract checks. */
@@ -202,6 +207,31 @@ export function buildApp(deps: AppDeps): App {
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-Id', request.id);
   });
+  const metrics = deps.metrics;
+  if (metrics) {
+    app.addHook('onResponse', async (request, reply) => {
+      metrics.request(
+        request.routeOptions.url ?? 'unmatched',
+        request.method,
+        reply.statusCode,
+        reply.elapsedTime / 1000,
+      );
+    });
+    const token = deps.metricsToken ? Buffer.from(`Bearer ${deps.metricsToken}`) : undefined;
+    app.get('/metrics', async (request, reply) => {
+      if (token) {
+        const given = Buffer.from(request.headers.authorization ?? '');
+        if (given.length !== token.length || !timingSafeEqual(given, token)) {
+          return sendError(
+            reply,
+            new AppError('forbidden', 403, 'metrics need Authorization: Bearer <CHATLOG_METRICS_TOKEN>'),
+          );
+        }
+      }
+      const { contentType, body } = await metrics.render();
+      return reply.header('Cache-Control', 'no-store').type(contentType).send(body);
+    });
+  }
   app.setErrorHandler((error, _request, reply) => handleError(error, reply));
   // A path of ours with a method no route lists (TRACE, PROPFIND, ...) is 405, not 404.
   app.setNotFoundHandler((request, reply) => {
@@ -239,6 +269,7 @@ export function buildApp(deps: AppDeps): App {
     log: app.log,
     lineApiBaseUrl: deps.lineApiBaseUrl ?? 'https://api.line.me',
     clock,
+    onStored: metrics ? (source, count) => metrics.stored(source, count) : undefined,
   });
   registerIngestRoutes(app, { ingest, keys, rateLimiter });
   const accounts = new AccountService({

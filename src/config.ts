@@ -34,6 +34,8 @@ export interface Config {
   lineApiBaseUrl: string;
   /** Memory for recent small answers, keyed by their ETag; 0 turns the cache off. */
   answerCacheBytes: number;
+  /** Bearer token for /metrics; without one, /metrics answers only when bound to localhost. */
+  metricsToken: string | undefined;
 }
 
 const LOG_LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
@@ -96,11 +98,24 @@ export function loadConfig(
     ),
     publicUrl: nonEmpty(env.CHATLOG_PUBLIC_URL)?.replace(/\/+$/, ''),
     lineApiBaseUrl: lineApiBaseUrl(nonEmpty(env.LINE_API_BASE_URL) ?? 'https://api.line.me'),
+    metricsToken: metricsToken(nonEmpty(env.CHATLOG_METRICS_TOKEN)),
     answerCacheBytes:
       integer('CHATLOG_ANSWER_CACHE_MB', nonEmpty(env.CHATLOG_ANSWER_CACHE_MB) ?? '64', 0, 65_536) *
       1024 *
       1024,
   };
+}
+
+function metricsToken(raw: string | undefined): string | undefined {
+  if (raw !== undefined && raw.length < 16) {
+    throw new UserError('CHATLOG_METRICS_TOKEN must be at least 16 characters long');
+  }
+  return raw;
+}
+
+/** /metrics is served when a token protects it, or when the server is reachable from this host only. */
+export function metricsEnabled(config: Config): boolean {
+  return config.metricsToken !== undefined || ['127.0.0.1', '::1', 'localhost'].includes(config.host);
 }
 
 function pgSchema(raw: string | undefined): string | undefined {

@@ -5,9 +5,10 @@
 import cluster from 'node:cluster';
 import type { DestinationStream } from 'pino';
 import { buildApp } from './app.js';
-import type { Config } from './config.js';
+import { type Config, metricsEnabled } from './config.js';
 import { describeStartFailure } from './lib/errors.js';
 import { createLogger } from './lib/logger.js';
+import { Metrics } from './lib/metrics.js';
 import { createSecretBox, loadServerSecret } from './lib/secrets.js';
 import { openStore } from './store/open.js';
 
@@ -32,6 +33,7 @@ export async function startServer(
     ),
   );
   const secrets = createSecretBox(loadServerSecret(config.secret, config.dataDir));
+  const metrics = metricsEnabled(config) ? new Metrics(() => store.poolState()) : undefined;
   const { app, keys, rateLimiter } = buildApp({
     store,
     secrets,
@@ -41,6 +43,8 @@ export async function startServer(
     idleTimeoutMs: config.idleTimeoutMs,
     answerCacheBytes: config.answerCacheBytes,
     publicUrl: config.publicUrl,
+    metrics,
+    metricsToken: config.metricsToken,
   });
 
   const flushLastUsed = () =>
@@ -52,6 +56,7 @@ export async function startServer(
   await Promise.race([rateLimiter.connected(), new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
   await app.listen({ port: config.port, host: config.host });
   void store.warmUp();
+  void metrics?.load();
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;

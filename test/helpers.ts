@@ -5,6 +5,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { buildApp } from '../src/app.js';
 import { createLogger } from '../src/lib/logger.js';
+import type { Metrics } from '../src/lib/metrics.js';
 import { createSecretBox } from '../src/lib/secrets.js';
 import { AccountService } from '../src/modules/account/account.usecases.js';
 import { HubService } from '../src/modules/hubs/hubs.usecases.js';
@@ -115,7 +116,14 @@ export interface TestServer extends TestStore {
 }
 
 export async function startTestServer(
-  options: { logLevel?: string; lineApiBaseUrl?: string; idleTimeoutMs?: number; publicUrl?: string } = {},
+  options: {
+    logLevel?: string;
+    lineApiBaseUrl?: string;
+    idleTimeoutMs?: number;
+    publicUrl?: string;
+    metrics?: Metrics;
+    metricsToken?: string;
+  } = {},
 ): Promise<TestServer> {
   const base = await createTestStore();
   const logs = new LogCapture();
@@ -126,6 +134,8 @@ export async function startTestServer(
     lineApiBaseUrl: options.lineApiBaseUrl,
     idleTimeoutMs: options.idleTimeoutMs,
     publicUrl: options.publicUrl,
+    metrics: options.metrics,
+    metricsToken: options.metricsToken,
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();

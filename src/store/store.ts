@@ -39,6 +39,14 @@ export interface ApiKeyRecord {
   rateLimit: RateLimit | null;
 }
 
+/** A connection pool's state, for metrics. */
+export interface PoolState {
+  pool: string;
+  total: number;
+  idle: number;
+  waiting: number;
+}
+
 /** A login to the account screen. */
 export interface AccountRecord {
   id: number;
@@ -160,6 +168,8 @@ export interface Store {
    * pay for them; servers call it once they listen. Never throws.
    */
   warmUp(): Promise<void>;
+  /** Connections by pool (for /metrics). */
+  poolState(): PoolState[];
   close(): Promise<void>;
 
   hubs: {

@@ -23,6 +23,8 @@ export interface IngestDeps {
   log: FastifyBaseLogger;
   lineApiBaseUrl: string;
   clock?: () => number;
+  /** Told how many messages each request stored (for metrics). */
+  onStored?: (source: 'webhook' | 'ingest_api', count: number) => void;
 }
 
 function invalidBody(message: string): AppError {
@@ -103,6 +105,7 @@ export class IngestService {
     }
     if (translation.operations.length === 0) return;
     const outcome = await this.deps.store.messages.ingest(hubId, translation.operations, now);
+    this.deps.onStored?.('webhook', outcome.stored);
     if (hub.lineChannelAccessTokenEncrypted) {
       const created = new Set(outcome.contactsCreated);
       const wanted = translation.profileCandidates.filter((c) => created.has(c.lineId));
@@ -146,7 +149,9 @@ export class IngestService {
     const operations: IngestOperation[] = body.map((item, index) =>
       this.readAccountMessage(item, index, now),
     );
-    return this.deps.store.messages.ingest(hubId, operations, now);
+    const outcome = await this.deps.store.messages.ingest(hubId, operations, now);
+    this.deps.onStored?.('ingest_api', outcome.stored);
+    return outcome;
   }
 
   private readAccountMessage(item: unknown, index: number, now: number): IngestOperation {

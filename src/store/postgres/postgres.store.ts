@@ -17,6 +17,7 @@ import type {
   IngestOutcome,
   MessageQuery,
   MessageRow,
+  PoolState,
   RateLimit,
   SessionRecord,
   Store,
@@ -198,6 +199,23 @@ export class PostgresStore implements Store {
     } catch {
       return false;
     }
+  }
+
+  poolState(): PoolState[] {
+    return [
+      {
+        pool: 'main',
+        total: this.pool.totalCount,
+        idle: this.pool.idleCount,
+        waiting: this.pool.waitingCount,
+      },
+      {
+        pool: 'stream',
+        total: this.streamPool.totalCount,
+        idle: this.streamPool.idleCount,
+        waiting: this.streamPool.waitingCount,
+      },
+    ];
   }
 
   async warmUp(): Promise<void> {

@@ -19,6 +19,7 @@ import type {
   IngestOutcome,
   MessageQuery,
   MessageRow,
+  PoolState,
   RateLimit,
   SessionRecord,
   Store,
@@ -194,6 +195,12 @@ export class SqliteStore implements Store {
       throw error;
     }
     return fs.statSync(file).size;
+  }
+
+  poolState(): PoolState[] {
+    const busy = this.busyReaders.size;
+    const idle = this.idleReaders.length;
+    return [{ pool: 'readers', total: busy + idle, idle, waiting: this.readerWaiters.length }];
   }
 
   async warmUp(): Promise<void> {

@@ -1,0 +1,128 @@
+/**
+ * Prometheus metrics (prom-client) for /metrics: requests and their latency by route pattern, method
+ * and status (never by hub, key or URL), messages stored by source, webhook signature failures,
+ * rate-limited requests, the store's connection pools, and Node's own (event-loop lag included).
+ *
+ * prom-client is loaded after the server listens, so that it does not delay the first answer;
+ * what happens before it is loaded is kept and counted when it is.
+ */
+import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { PoolState } from '../store/store.js';
+
+type Event =
+  | { kind: 'request'; route: string; method: string; status: number; seconds: number }
+  | { kind: 'stored'; source: string; count: number };
+
+const EARLY_EVENTS_KEPT = 10_000;
+
+interface Instruments {
+  registry: Registry;
+  requests: Counter<'route' | 'method' | 'status'>;
+  duration: Histogram<'route' | 'method' | 'status'>;
+  stored: Counter<'source'>;
+  signatureFailures: Counter;
+  rateLimited: Counter;
+  pools: Gauge<'pool' | 'state'>;
+}
+
+export class Metrics {
+  private instruments: Instruments | undefined;
+  private early: Event[] = [];
+  private loading: Promise<void> | undefined;
+
+  constructor(private readonly poolState: () => PoolState[] = () => []) {}
+
+  /** Loads prom-client and registers the metrics; safe to call more than once. */
+  load(): Promise<void> {
+    this.loading ??= import('prom-client').then((client) => {
+      const registry = new client.Registry();
+      client.collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 10 });
+      const poolState = this.poolState;
+      const instruments: Instruments = {
+        registry,
+        requests: new client.Counter({
+          name: 'chatlog_http_requests_total',
+          help: 'HTTP requests answered, by route pattern, method and status',
+          labelNames: ['route', 'method', 'status'],
+          registers: [registry],
+        }),
+        duration: new client.Histogram({
+          name: 'chatlog_http_request_duration_seconds',
+          help: 'Time from the request to the end of its answer, by route pattern, method and status',
+          labelNames: ['route', 'method', 'status'],
+          buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+          registers: [registry],
+        }),
+        stored: new client.Counter({
+          name: 'chatlog_messages_stored_total',
+          help: 'Messages stored, by source (webhook, ingest_api)',
+          labelNames: ['source'],
+          registers: [registry],
+        }),
+        signatureFailures: new client.Counter({
+          name: 'chatlog_webhook_signature_failures_total',
+          help: 'LINE webhook requests refused for a missing or wrong signature',
+          registers: [registry],
+        }),
+        rateLimited: new client.Counter({
+          name: 'chatlog_rate_limited_total',
+          help: 'Requests refused with 429 by a key rate limit or the sign-in throttle',
+          registers: [registry],
+        }),
+        pools: new client.Gauge({
+          name: 'chatlog_store_connections',
+          help: 'Store connections by pool and state (in use, idle) and requests waiting for one',
+          labelNames: ['pool', 'state'],
+          registers: [registry],
+          collect() {
+            for (const state of poolState()) {
+              this.set({ pool: state.pool, state: 'in_use' }, state.total - state.idle);
+              this.set({ pool: state.pool, state: 'idle' }, state.idle);
+              this.set({ pool: state.pool, state: 'waiting' }, state.waiting);
+            }
+          },
+        }),
+      };
+      this.instruments = instruments;
+      for (const event of this.early) this.apply(event);
+      this.early = [];
+    });
+    return this.loading;
+  }
+
+  private record(event: Event): void {
+    if (this.instruments) this.apply(event);
+    else if (this.early.length < EARLY_EVENTS_KEPT) this.early.push(event);
+  }
+
+  private apply(event: Event): void {
+    const m = this.instruments;
+    if (!m) return;
+    if (event.kind === 'stored') {
+      m.stored.inc({ source: event.source }, event.count);
+      return;
+    }
+    const labels = { route: event.route, method: event.method, status: String(event.status) };
+    m.requests.inc(labels);
+    m.duration.observe(labels, event.seconds);
+    if (event.status === 429) m.rateLimited.inc();
+    if (event.status === 401 && event.route === '/webhooks/line/:hubId') m.signatureFailures.inc();
+  }
+
+  /** `route` is the pattern (`/api/line/:hubId/messages`), never the URL. */
+  request(route: string, method: string, status: number, seconds: number): void {
+    this.record({ kind: 'request', route, method, status, seconds });
+  }
+
+  stored(source: 'webhook' | 'ingest_api', count: number): void {
+    if (count > 0) this.record({ kind: 'stored', source, count });
+  }
+
+  /** The Prometheus text exposition. */
+  async render(): Promise<{ contentType: string; body: string }> {
+    await this.load();
+    const registry = this.instruments?.registry;
+    if (!registry) throw new Error('metrics are not loaded');
+    return { contentType: registry.contentType, body: await registry.metrics() };
+  }
+}

@@ -1,0 +1,90 @@
+/** /metrics: what an operator scrapes, labelled by route pattern only, never by hub or key. */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { loadConfig, metricsEnabled } from '../../src/config.js';
+import { Metrics } from '../../src/lib/metrics.js';
+import { body, messageEvent, signed } from '../fixtures/line.js';
+import { rawRequest, startTestServer, type TestServer } from '../helpers.js';
+
+const TOKEN = 'metrics-token-0123456789';
+const CHANNEL_SECRET = 'metrics-channel-secret-000001';
+
+test('requests, latency, stored messages, signature failures and pools, labelled by route pattern only', async () => {
+  let local: TestServer | undefined;
+  const metrics = new Metrics(() => local?.store.poolState() ?? []);
+  local = await startTestServer({ metrics });
+  try {
+    await local.hubs.add('777', { lineChannelSecret: CHANNEL_SECRET });
+    const key = (await local.keys.issue('777', 'read', '')).key;
+    for (let i = 0; i < 3; i++) {
+      assert.equal((await rawRequest(local.url, 'GET', `/api/line/777/messages?apikey=${key}`)).status, 200);
+    }
+    assert.equal((await rawRequest(local.url, 'GET', '/api/line/777/messages?apikey=nope')).status, 401);
+    const raw = body([messageEvent({ id: 'm-1', type: 'text', text: 'hello' })]);
+    const ok = await rawRequest(local.url, 'POST', '/webhooks/line/777', signed(CHANNEL_SECRET, raw), raw);
+    assert.equal(ok.status, 200);
+    const forged = await rawRequest(local.url, 'POST', '/webhooks/line/777', signed('wrong', raw), raw);
+    assert.equal(forged.status, 401);
+    await rawRequest(local.url, 'GET', '/no/such/path');
+
+    const scraped = await rawRequest(local.url, 'GET', '/metrics');
+    assert.equal(scraped.status, 200);
+    assert.match(String(scraped.headers['content-type']), /^text\/plain/);
+    const text = scraped.body.toString('utf8');
+    const value = (pattern: RegExp) => Number(pattern.exec(text)?.[1] ?? Number.NaN);
+    assert.equal(
+      value(
+        /chatlog_http_requests_total\{route="\/api\/line\/:hubId\/messages",method="GET",status="200"\} (\d+)/,
+      ),
+      3,
+    );
+    assert.equal(
+      value(
+        /chatlog_http_requests_total\{route="\/api\/line\/:hubId\/messages",method="GET",status="401"\} (\d+)/,
+      ),
+      1,
+    );
+    assert.match(
+      text,
+      /chatlog_http_request_duration_seconds_bucket\{le="0.005",route="\/api\/line\/:hubId\/messages"/,
+    );
+    assert.equal(value(/chatlog_messages_stored_total\{source="webhook"\} (\d+)/), 1);
+    assert.equal(value(/chatlog_webhook_signature_failures_total (\d+)/), 1);
+    assert.match(text, /route="unmatched"/);
+    assert.match(text, /chatlog_store_connections\{pool="[a-z]+",state="idle"\} \d+/);
+    assert.match(text, /nodejs_eventloop_lag_seconds \d/);
+    // Never a hub id, a key or a URL in a label.
+    const labels = [...text.matchAll(/="([^"]*)"/g)].map((m) => m[1] ?? '');
+    assert.ok(labels.length > 20);
+    for (const label of labels) {
+      assert.ok(!label.includes('777') && !label.includes('no/such'), `label ${label}`);
+    }
+    assert.ok(!text.includes(key) && !text.includes('chl_'), 'no key');
+  } finally {
+    await local.close();
+  }
+});
+
+test('with a token, /metrics answers only to it; bound beyond localhost without one, it is off', async () => {
+  const off = await startTestServer();
+  try {
+    assert.equal((await rawRequest(off.url, 'GET', '/metrics')).status, 404, 'no metrics: no route');
+  } finally {
+    await off.close();
+  }
+  const guarded = await startTestServer({ metrics: new Metrics(), metricsToken: TOKEN });
+  try {
+    assert.equal((await rawRequest(guarded.url, 'GET', '/metrics')).status, 403);
+    const wrong = await rawRequest(guarded.url, 'GET', '/metrics', { authorization: 'Bearer nope' });
+    assert.equal(wrong.status, 403);
+    assert.ok(!wrong.body.toString().includes(TOKEN));
+    const right = await rawRequest(guarded.url, 'GET', '/metrics', { authorization: `Bearer ${TOKEN}` });
+    assert.equal(right.status, 200);
+  } finally {
+    await guarded.close();
+  }
+  assert.equal(metricsEnabled(loadConfig({ HOST: '127.0.0.1' })), true);
+  assert.equal(metricsEnabled(loadConfig({ HOST: '0.0.0.0' })), false);
+  assert.equal(metricsEnabled(loadConfig({ HOST: '0.0.0.0', CHATLOG_METRICS_TOKEN: TOKEN })), true);
+  assert.throws(() => loadConfig({ CHATLOG_METRICS_TOKEN: 'short' }), /at least 16 characters/);
+});
