@@ -161,9 +161,12 @@ export function buildApp(deps: AppDeps): App {
             ).toBody()
           : new AppError('bad_request', 400, 'the request could not be parsed as HTTP').toBody(),
       );
+      // The answer to a HEAD request has no body, even this one (a client would read it as garbage).
+      const rawPacket = (error as unknown as { rawPacket?: Buffer }).rawPacket;
+      const head = rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ';
       socket.end(
         `HTTP/1.1 ${tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request'}\r\n` +
-          `Content-Type: ${JSON_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+          `Content-Type: ${JSON_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${head ? '' : body}`,
       );
     },
     // A malformed path (bad percent-encoding) still gets the contract's answer.
