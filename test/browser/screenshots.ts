@@ -4,25 +4,14 @@
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
 import { startTestServer } from '../helpers.js';
+import { launchChromium } from './chromium.js';
 
 const DOCS = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'docs');
 const PASSWORD = 'screenshot password';
 
 const server = await startTestServer({ publicUrl: 'https://chatlog.example.com' });
-const browser = await chromium.launch({
-  executablePath: process.env.CHATLOG_CHROMIUM ?? '/usr/bin/chromium',
-  args: [
-    '--headless',
-    '--no-sandbox',
-    '--disable-gpu',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--no-first-run',
-  ],
-  headless: true,
-});
+const browser = await launchChromium();
 try {
   await server.hubs.add('6662225', { timeZone: 'Asia/Tokyo' });
   await server.accounts.add('owner@example.com', ['6662225'], PASSWORD);

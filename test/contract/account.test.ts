@@ -158,7 +158,7 @@ describe('the account screen', () => {
     assert.match(after.text, /Key “HubSpot sync” created/);
     const row = new RegExp(`<tr id="key-${keyId}" class="new">[\\s\\S]*?</tr>`).exec(after.text)?.[0] ?? '';
     assert.match(row, /<th scope="row">HubSpot sync<\/th>/);
-    assert.match(row, /chl_[0-9A-Za-z]{4}•{24}</, 'masked: first characters, then dots');
+    assert.match(row, /chl_[0-9A-Za-z]{4}•{12}</, 'masked: first characters, then dots');
     assert.match(row, /aria-label="Copy key"/);
     assert.match(row, /aria-label="Show key"/);
 
@@ -178,7 +178,7 @@ describe('the account screen', () => {
     assert.equal((await rawRequest(server.url, 'GET', api('501', key))).status, 401);
     const final = await client.get(`/account?revoked=${keyId}`);
     assert.match(final.text, /Key “HubSpot sync” revoked\./);
-    assert.match(final.text, /Revoked \d{4}-\d\d-\d\d \d\d:\d\d UTC/);
+    assert.match(final.text, /Revoked \d{4}-\d\d-\d\d</);
 
     // Every answer of the screen but the one reveal: not a byte of the key.
     const revealIndex = client.seen.indexOf(revealed.text);

@@ -4,7 +4,6 @@
  * their first characters followed by `•`, and the copy and show icons fetch the key when pressed.
  */
 import { formatTimestamp } from '../../lib/calendar.js';
-import { KEY_LENGTH } from '../keys/keys.format.js';
 import type { KeySummary } from '../keys/keys.usecases.js';
 import type { Language, Words } from './account.i18n.js';
 
@@ -12,12 +11,14 @@ export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
-/** A key as the screen shows it: its first characters, then a dot for every hidden one. */
+/** A key as the screen shows it: its first characters, then dots (not one per hidden character). */
 export function maskedKey(keyStart: string): string {
-  return keyStart + '•'.repeat(Math.max(0, KEY_LENGTH - keyStart.length));
+  return `${keyStart}${'•'.repeat(MASK_DOTS)}`;
 }
 
-const when = (ms: number) => `${formatTimestamp(ms).slice(0, 16).replace('T', ' ')} UTC`;
+const MASK_DOTS = 12;
+/** Times in UTC, as the column headers say. */
+const when = (ms: number) => formatTimestamp(ms).slice(0, 16).replace('T', ' ');
 
 const ICONS = {
   copy: '<svg aria-hidden="true" focusable="false" viewBox="0 0 24 24" width="20" height="20"><rect x="8" y="8" width="12" height="12" rx="2"/><path d="M16 8V6a2 2 0 0 0-2-2H6a2 2 0 0 0-2 2v8a2 2 0 0 0 2 2h2"/></svg>',
@@ -115,7 +116,7 @@ function keyRow(words: Words, key: KeySummary, csrfToken: string, isNew: boolean
 <td class="key-cell">${keyCell}</td>
 <td><time datetime="${formatTimestamp(key.createdAt)}">${when(key.createdAt)}</time></td>
 <td>${key.lastUsedAt === null ? escapeHtml(words.never) : `<time datetime="${formatTimestamp(key.lastUsedAt)}">${when(key.lastUsedAt)}</time>`}</td>
-<td>${live ? escapeHtml(words.live) : escapeHtml(words.revokedOn(when(key.revokedAt ?? 0)))}</td>
+<td>${live ? escapeHtml(words.live) : escapeHtml(words.revokedOn(formatTimestamp(key.revokedAt ?? 0).slice(0, 10)))}</td>
 <td>${actions}</td>
 </tr>`;
 }
