@@ -9,12 +9,14 @@ import Fastify, {
   type FastifyError,
   type FastifyInstance,
   type FastifyReply,
+  type RouteOptions,
 } from 'fastify';
 import { AppError, type ErrorCode } from './lib/errors.js';
 import type { Metrics } from './lib/metrics.js';
 import type { SecretBox } from './lib/secrets.js';
 import { registerAccountRoutes } from './modules/account/account.routes.js';
 import { AccountService } from './modules/account/account.usecases.js';
+import { openApiDocument } from './modules/docs/openapi.js';
 import { HubService } from './modules/hubs/hubs.usecases.js';
 import { registerIngestRoutes } from './modules/ingest/ingest.routes.js';
 import { IngestService } from './modules/ingest/ingest.usecases.js';
@@ -60,6 +62,8 @@ export interface AppDeps {
   lineApiBaseUrl?: string;
   /** Base URL clients reach the API at (CHATLOG_PUBLIC_URL), for the account screen's examples. */
   publicUrl?: string | undefined;
+  /** Told of every route as it is registered (the OpenAPI test compares them with the document). */
+  onRoute?: ((route: RouteOptions) => void) | undefined;
   /** Metrics for /metrics; unset: no /metrics route and nothing recorded. */
   metrics?: Metrics | undefined;
   /** Bearer token /metrics requires, when set. */
@@ -186,6 +190,7 @@ export function buildApp(deps: AppDeps): App {
       return sendError(reply, translated);
     },
   });
+  if (deps.onRoute) app.addHook('onRoute', deps.onRoute);
 
   const handleError = (error: unknown, reply: FastifyReply): FastifyReply => {
     if (error instanceof AppError) return sendError(reply, error);
@@ -252,6 +257,11 @@ export function buildApp(deps: AppDeps): App {
   });
 
   app.get('/healthz', async (_request, reply) => reply.type(JSON_TYPE).send({ status: 'ok' }));
+  let openApi: string | undefined;
+  app.get('/openapi.json', async (_request, reply) => {
+    openApi ??= JSON.stringify(openApiDocument());
+    return reply.type(JSON_TYPE).header('Cache-Control', 'no-cache').send(openApi);
+  });
   app.get('/readyz', async (_request, reply) => {
     const ready = await deps.store.ready().catch(() => false);
     if (!ready) {

@@ -2,26 +2,30 @@
  * Every error a client can see: a stable code, an HTTP status and a human sentence.
  * Nothing else reaches a client; 5xx bodies never carry internals.
  */
-export type ErrorCode =
-  | 'missing_api_key'
-  | 'invalid_api_key'
-  | 'invalid_signature'
-  | 'invalid_hub_id'
-  | 'forbidden'
-  | 'duplicate_parameter'
-  | 'invalid_date'
-  | 'invalid_range'
-  | 'invalid_time_zone'
-  | 'rate_limited'
-  | 'method_not_allowed'
-  | 'not_found'
-  | 'bad_request'
-  | 'invalid_body'
-  | 'payload_too_large'
-  | 'unsupported_media_type'
-  | 'request_header_too_large'
-  | 'internal_error'
-  | 'unavailable';
+/** Every error code a client can see (the OpenAPI document lists them from here). */
+export const ERROR_CODES = [
+  'missing_api_key',
+  'invalid_api_key',
+  'invalid_signature',
+  'invalid_hub_id',
+  'forbidden',
+  'duplicate_parameter',
+  'invalid_date',
+  'invalid_range',
+  'invalid_time_zone',
+  'rate_limited',
+  'method_not_allowed',
+  'not_found',
+  'bad_request',
+  'invalid_body',
+  'payload_too_large',
+  'unsupported_media_type',
+  'request_header_too_large',
+  'internal_error',
+  'unavailable',
+] as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[number];
 
 export class AppError extends Error {
   readonly code: ErrorCode;

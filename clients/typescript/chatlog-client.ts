@@ -1,0 +1,114 @@
+/**
+ * A typed client for chatlog's read API (GET /api/line/:hubId/messages), for Node 18+ and browsers:
+ * no dependency but `fetch`. Its types follow the OpenAPI document (/openapi.json); chatlog's test
+ * suite checks them against it and runs this client against a live server.
+ */
+
+export interface Message {
+  /** "You" for a message from the account side, else the friend's display name. */
+  sender: string;
+  msg: string;
+  contentType: string;
+  /** UTC, `YYYY-MM-DDTHH:MM:SS.sssZ`. */
+  createdAt: string;
+}
+
+export interface Contact {
+  lineId: string;
+  /** The HubSpot contact id, "" while the friend is not linked. */
+  vid: string;
+  /** The display name, "" while unknown. */
+  name: string;
+  messages: Message[];
+}
+
+/** Every error code chatlog can answer with. */
+export const ERROR_CODES = [
+  'missing_api_key',
+  'invalid_api_key',
+  'invalid_signature',
+  'invalid_hub_id',
+  'forbidden',
+  'duplicate_parameter',
+  'invalid_date',
+  'invalid_range',
+  'invalid_time_zone',
+  'rate_limited',
+  'method_not_allowed',
+  'not_found',
+  'bad_request',
+  'invalid_body',
+  'payload_too_large',
+  'unsupported_media_type',
+  'request_header_too_large',
+  'internal_error',
+  'unavailable',
+] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+/** An answer that was not 200: its status, chatlog's stable code and message, and Retry-After. */
+export class ChatlogError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: ErrorCode | 'unexpected_response',
+    message: string,
+    /** Seconds to wait before retrying, when the server said (429 and 503). */
+    readonly retryAfterSeconds?: number,
+  ) {
+    super(message);
+    this.name = 'ChatlogError';
+  }
+}
+
+export interface MessagesQuery {
+  /** First day, `YYYY-MM-DD`, in the hub's time zone (or `tz`). */
+  from?: string;
+  /** Last day, included. */
+  to?: string;
+  /** IANA time zone to read from/to in, instead of the hub's. */
+  tz?: string;
+}
+
+export interface ChatlogClientOptions {
+  /** Where chatlog answers, e.g. `https://chatlog.example.com`. */
+  baseUrl: string;
+  /** An API key of scope `read` (`chl_...`). */
+  apiKey: string;
+  fetch?: typeof fetch;
+}
+
+export class ChatlogClient {
+  private readonly baseUrl: string;
+  private readonly fetcher: typeof fetch;
+
+  constructor(private readonly options: ChatlogClientOptions) {
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.fetcher = options.fetch ?? fetch;
+  }
+
+  /** The hub's contacts with their messages in the range (every message when no range is given). */
+  async messages(hubId: string, query: MessagesQuery = {}): Promise<Contact[]> {
+    const params = new URLSearchParams({ apikey: this.options.apiKey });
+    for (const name of ['from', 'to', 'tz'] as const) {
+      const value = query[name];
+      if (value !== undefined) params.set(name, value);
+    }
+    const url = `${this.baseUrl}/api/line/${encodeURIComponent(hubId)}/messages?${params}`;
+    const response = await this.fetcher(url, { headers: { accept: 'application/json' } });
+    if (response.ok) return (await response.json()) as Contact[];
+    const retryAfter = Number(response.headers.get('retry-after'));
+    const body = (await response.json().catch(() => undefined)) as
+      | { error?: { code?: string; message?: string } }
+      | undefined;
+    const code = body?.error?.code;
+    if (code && (ERROR_CODES as readonly string[]).includes(code)) {
+      throw new ChatlogError(
+        response.status,
+        code as ErrorCode,
+        body?.error?.message ?? code,
+        Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : undefined,
+      );
+    }
+    throw new ChatlogError(response.status, 'unexpected_response', `unexpected answer ${response.status}`);
+  }
+}

@@ -1,0 +1,70 @@
+/** clients/typescript against a live server, and against the OpenAPI document it follows. */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { ChatlogClient, ChatlogError, ERROR_CODES } from '../../clients/typescript/chatlog-client.js';
+import { message, rawRequest, startTestServer, storeMessages, type TestServer } from '../helpers.js';
+
+let server: TestServer;
+let key: string;
+
+before(async () => {
+  server = await startTestServer();
+  await server.hubs.add('4242', { timeZone: 'Asia/Tokyo' });
+  key = (await server.keys.issue('4242', 'read', 'client')).key;
+  await storeMessages(server.store, '4242', [
+    message({
+      lineId: 'U-a',
+      vid: '7',
+      name: 'あい',
+      msg: 'おはよう 🌅\nline 2',
+      createdAt: Date.UTC(2024, 4, 1, 1),
+    }),
+    message({ lineId: 'U-a', sender: 'You', msg: 'hi', createdAt: Date.UTC(2024, 4, 1, 2) }),
+    message({ lineId: 'U-b', msg: 'next day', createdAt: Date.UTC(2024, 4, 2, 2) }),
+  ]);
+});
+after(() => server.close());
+
+test('the client returns exactly what the API answers', async () => {
+  const client = new ChatlogClient({ baseUrl: `${server.url}/`, apiKey: key });
+  const day = await client.messages('4242', { from: '2024-05-01', to: '2024-05-01' });
+  const raw = await rawRequest(
+    server.url,
+    'GET',
+    `/api/line/4242/messages?apikey=${key}&from=2024-05-01&to=2024-05-01`,
+  );
+  assert.deepEqual(day, JSON.parse(raw.body.toString('utf8')));
+  assert.equal(day.length, 1);
+  assert.deepEqual(
+    day[0]?.messages.map((m) => [m.sender, m.msg]),
+    [
+      ['あい', 'おはよう 🌅\nline 2'],
+      ['You', 'hi'],
+    ],
+  );
+  assert.equal((await client.messages('4242')).length, 2);
+});
+
+test('errors become ChatlogError with the status and the stable code', async () => {
+  const client = new ChatlogClient({ baseUrl: server.url, apiKey: key });
+  await assert.rejects(client.messages('4242', { from: '2024-02-30' }), (error: unknown) => {
+    assert.ok(error instanceof ChatlogError);
+    assert.equal(error.status, 400);
+    assert.equal(error.code, 'invalid_date');
+    return true;
+  });
+  await assert.rejects(client.messages('1'), { code: 'forbidden', status: 403 });
+  const stranger = new ChatlogClient({ baseUrl: server.url, apiKey: 'chl_0000000000000000000000000000' });
+  await assert.rejects(stranger.messages('4242'), { code: 'invalid_api_key', status: 401 });
+});
+
+test('the client follows the OpenAPI document: error codes and the fields of contacts and messages', async () => {
+  const document = JSON.parse((await rawRequest(server.url, 'GET', '/openapi.json')).body.toString('utf8'));
+  const schemas = document.components.schemas;
+  assert.deepEqual([...ERROR_CODES].sort(), [...schemas.Error.properties.error.properties.code.enum].sort());
+  const client = new ChatlogClient({ baseUrl: server.url, apiKey: key });
+  const [contact] = await client.messages('4242');
+  assert.ok(contact);
+  assert.deepEqual(Object.keys(contact).sort(), [...schemas.Contact.required].sort());
+  assert.deepEqual(Object.keys(contact.messages[0] ?? {}).sort(), [...schemas.Message.required].sort());
+});
