@@ -4,20 +4,17 @@
  * server's RSS and open file descriptors; at the end it says whether they stayed flat (after the
  * first sample, which includes warm-up) and whether every acknowledged webhook event was stored.
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { createSecretBox } from '../src/lib/secrets.js';
 import { HubService } from '../src/modules/hubs/hubs.usecases.js';
 import { lineSignature } from '../src/modules/ingest/line.webhook.js';
 import { KeyService } from '../src/modules/keys/keys.usecases.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite.store.js';
-import { stop, waitForLine } from './processes.js';
+import { startChatlog, stop } from './processes.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SECRET = 'chatlog-soak-secret-0123456789abcdef';
 const CHANNEL_SECRET = 'soak-channel-secret';
 const HUB = '700001';
@@ -53,16 +50,11 @@ async function* history() {
 await setup.messages.importAll(HUB, history(), Date.now());
 await setup.close();
 
-const server = spawn(
-  process.execPath,
-  [path.join(ROOT, 'bin', 'chatlog'), 'serve', '--workers', '1', '--port', '0'],
-  {
-    cwd: ROOT,
-    env: { ...process.env, CHATLOG_DATA_DIR: dataDir, CHATLOG_SECRET: SECRET, LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  },
-);
-const base = (await waitForLine(server, 'stderr', /listening on (http:\S+)/))[1] ?? '';
+const { child: server, base } = await startChatlog({
+  CHATLOG_DATA_DIR: dataDir,
+  CHATLOG_SECRET: SECRET,
+  LOG_LEVEL: 'warn',
+});
 const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
 
 function request(method: string, url: string, headers: Record<string, string> = {}, payload?: string) {

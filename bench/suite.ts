@@ -20,7 +20,7 @@ import { PostgresStore } from '../src/store/postgres/postgres.store.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite.store.js';
 import type { Store } from '../src/store/store.js';
 import { type DatasetSize, FULL_SIZE, LARGE_HUB, loadDataset, START_MS } from './dataset.js';
-import { stop, waitForLine } from './processes.js';
+import { runWebhookLoad, startChatlog, stop, waitForLine } from './processes.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const DATA = path.join(ROOT, 'bench', '.data');
@@ -209,18 +209,9 @@ async function suite(kind: StoreKind): Promise<Row[]> {
   // Q6: cold start, from spawning `chatlog serve` to the first answered request (asked with
   // node:http, already loaded here: fetch's first use would add its own start-up).
   const coldStarted = performance.now();
-  const server = spawn(
-    process.execPath,
-    [path.join(ROOT, 'bin', 'chatlog'), 'serve', '--workers', '1', '--port', '0'],
-    {
-      cwd: ROOT,
-      env: serverEnv(kind),
-      stdio: ['ignore', 'ignore', 'pipe'],
-    },
-  );
+  const { child: server, base } = await startChatlog(serverEnv(kind));
   const children: ChildProcess[] = [server];
   try {
-    const base = (await waitForLine(server, 'stderr', /listening on (http:\S+)/))[1] ?? '';
     const q1Url = dayUrl(base, manifest.key, day(400), day(400));
     while ((await statusOf(q1Url)) !== 200);
     add('Q6', 'cold start to first answer (ms)', performance.now() - coldStarted);
@@ -259,17 +250,11 @@ async function suite(kind: StoreKind): Promise<Row[]> {
     add('Q1', 'p99 latency (ms)', q1Run.p99ms, 'in-memory node:http', q1Base.p99ms);
 
     // The same without the answer cache (CHATLOG_ANSWER_CACHE_MB=0): every request reads and encodes.
-    const uncached = spawn(
-      process.execPath,
-      [path.join(ROOT, 'bin', 'chatlog'), 'serve', '--workers', '1', '--port', '0'],
-      {
-        cwd: ROOT,
-        env: { ...serverEnv(kind), CHATLOG_ANSWER_CACHE_MB: '0' },
-        stdio: ['ignore', 'ignore', 'pipe'],
-      },
-    );
+    const { child: uncached, base: uncachedBase } = await startChatlog({
+      ...serverEnv(kind),
+      CHATLOG_ANSWER_CACHE_MB: '0',
+    });
     children.push(uncached);
-    const uncachedBase = (await waitForLine(uncached, 'stderr', /listening on (http:\S+)/))[1] ?? '';
     const q1UncachedUrl = dayUrl(uncachedBase, manifest.key, day(400), day(400));
     const q1Uncached = await runLoad<RpsResult>('rps', q1UncachedUrl, '32', String(seconds));
     add(
@@ -311,17 +296,8 @@ async function suite(kind: StoreKind): Promise<Row[]> {
     await stop(memory);
 
     // Q3: the whole large hub, one download from a fresh server (so its RSS is this answer's alone).
-    const fresh = spawn(
-      process.execPath,
-      [path.join(ROOT, 'bin', 'chatlog'), 'serve', '--workers', '1', '--port', '0'],
-      {
-        cwd: ROOT,
-        env: serverEnv(kind),
-        stdio: ['ignore', 'ignore', 'pipe'],
-      },
-    );
+    const { child: fresh, base: freshBase } = await startChatlog(serverEnv(kind));
     children.push(fresh);
-    const freshBase = (await waitForLine(fresh, 'stderr', /listening on (http:\S+)/))[1] ?? '';
     let peak = rssMiB(fresh.pid);
     const sampler = setInterval(() => {
       peak = Math.max(peak, rssMiB(fresh.pid));
@@ -393,26 +369,13 @@ async function suite(kind: StoreKind): Promise<Row[]> {
     const ceilingBase = `http://127.0.0.1:${(await waitForLine(ceiling, 'stdout', /listening on (\d+)/))[1]}`;
     for (const perRequest of ['1', '10']) {
       const prefix = `${kind}-${Date.now()}-${perRequest}`;
-      const webhookLoad = (url: string) => {
-        const child = spawn(
-          process.execPath,
-          [
-            '--import',
-            'tsx',
-            path.join(ROOT, 'bench', 'webhook-load.ts'),
-            url,
-            CHANNEL_SECRET,
-            '32',
-            String(seconds),
-            perRequest,
-            prefix,
-          ],
-          { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
-        );
-        return waitForLine(child, 'stdout', /^(\{.*\})\n/m).then(
-          (m) => JSON.parse(m[1] ?? '{}') as { eventsPerSecond: number },
-        );
-      };
+      const webhookLoad = (url: string) =>
+        runWebhookLoad<{ eventsPerSecond: number }>(url, CHANNEL_SECRET, {
+          concurrency: 32,
+          seconds,
+          perRequest: Number(perRequest),
+          prefix,
+        });
       const top = await webhookLoad(`${ceilingBase}/webhooks/line/${WEBHOOK_HUB}`);
       const durable = await webhookLoad(`${base}/webhooks/line/${WEBHOOK_HUB}`);
       add(

@@ -20,7 +20,7 @@ import { HubService } from '../src/modules/hubs/hubs.usecases.js';
 import { PostgresStore } from '../src/store/postgres/postgres.store.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite.store.js';
 import type { Store } from '../src/store/store.js';
-import { stop, waitForLine } from './processes.js';
+import { runWebhookLoad, startChatlog, stop, waitForLine } from './processes.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SECRET = 'chatlog-bench-webhook-secret-0123456789';
@@ -50,24 +50,8 @@ interface LoadResult {
   p99ms: number;
 }
 
-async function load(url: string, prefix: string): Promise<LoadResult> {
-  const child = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      path.join(ROOT, 'bench', 'webhook-load.ts'),
-      url,
-      CHANNEL_SECRET,
-      String(concurrency),
-      String(seconds),
-      String(perRequest),
-      prefix,
-    ],
-    { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  const match = await waitForLine(child, 'stdout', /^(\{.*\})\n/m);
-  return JSON.parse(match[1] ?? '{}') as LoadResult;
+function load(url: string, prefix: string): Promise<LoadResult> {
+  return runWebhookLoad<LoadResult>(url, CHANNEL_SECRET, { concurrency, seconds, perRequest, prefix });
 }
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'chatlog-bench-webhook-'));
@@ -106,13 +90,12 @@ try {
   const ceiling = await load(`http://127.0.0.1:${basePort}/webhooks/line/${HUB}`, 'base');
   await stop(baseline);
 
-  const server = spawn(process.execPath, [path.join(ROOT, 'bin', 'chatlog'), 'serve', '--port', '0'], {
-    cwd: ROOT,
-    env: { ...process.env, ...storeEnv, CHATLOG_SECRET: SECRET, LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  // One process per core, as `chatlog serve` runs by default.
+  const { child: server, base: url } = await startChatlog(
+    { ...storeEnv, CHATLOG_SECRET: SECRET, LOG_LEVEL: 'warn' },
+    String(os.availableParallelism()),
+  );
   children.push(server);
-  const url = (await waitForLine(server, 'stderr', /listening on (http:\S+)/))[1];
   const chatlog = await load(`${url}/webhooks/line/${HUB}`, 'chatlog');
   await stop(server);
 

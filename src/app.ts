@@ -16,7 +16,7 @@ import type { Metrics } from './lib/metrics.js';
 import type { SecretBox } from './lib/secrets.js';
 import { registerAccountRoutes } from './modules/account/account.routes.js';
 import { AccountService } from './modules/account/account.usecases.js';
-import { openApiDocument } from './modules/docs/openapi.js';
+import { openApiDocument } from './modules/docs/docs.openapi.js';
 import { HubService } from './modules/hubs/hubs.usecases.js';
 import { registerIngestRoutes } from './modules/ingest/ingest.routes.js';
 import { IngestService } from './modules/ingest/ingest.usecases.js';

@@ -36,6 +36,18 @@ const ASSETS: Record<string, string> = {
   'account.css': 'text/css; charset=utf-8',
 };
 
+/** A file of public/, read once: they do not change while chatlog runs. */
+const publicFiles = new Map<string, Promise<Buffer>>();
+function publicFile(name: string): Promise<Buffer> {
+  let file = publicFiles.get(name);
+  if (!file) {
+    file = fs.promises.readFile(path.join(PUBLIC_DIR, name));
+    file.catch(() => publicFiles.delete(name));
+    publicFiles.set(name, file);
+  }
+  return file;
+}
+
 export interface AccountRouteDeps {
   accounts: AccountService;
   /** Base URL of the API as clients reach it (for the API URL and the curl example). */
@@ -182,10 +194,7 @@ export function registerAccountRoutes(app: FastifyInstance, deps: AccountRouteDe
         const { words } = languageOf(request);
         const mentioned = request.query.issued ?? request.query.revoked;
         if (mentioned) {
-          const all = (
-            await Promise.all(signedIn.hubIds.map((hubId) => accounts.keysOf(signedIn, hubId)))
-          ).flat();
-          const key = all.find((k) => k.id === mentioned);
+          const key = await accounts.keyOf(signedIn, mentioned);
           if (key) {
             const label = key.label || words.noLabel;
             return showKeys(request, reply, signedIn, {
@@ -256,9 +265,7 @@ export function registerAccountRoutes(app: FastifyInstance, deps: AccountRouteDe
       const signedIn = await requirePost(request, reply, form.get('csrf') ?? undefined);
       if (!signedIn) return reply;
       if (form.get('confirm') !== 'yes') {
-        const key = (await Promise.all(signedIn.hubIds.map((hubId) => accounts.keysOf(signedIn, hubId))))
-          .flat()
-          .find((k) => k.id === request.params.keyId);
+        const key = await accounts.keyOf(signedIn, request.params.keyId);
         if (!key) throw new AppError('not_found', 404, 'no such key on this account');
         return html(
           reply,
@@ -291,14 +298,16 @@ export function registerAccountRoutes(app: FastifyInstance, deps: AccountRouteDe
       reply
         .type('text/html; charset=utf-8')
         .header('Cache-Control', 'no-cache')
-        .send(await fs.promises.readFile(path.join(PUBLIC_DIR, 'docs.html'))),
+        .send(await publicFile('docs.html')),
     );
 
     scope.get<{ Params: { file: string } }>('/account/assets/:file', async (request, reply) => {
       const type = ASSETS[request.params.file];
       if (!type) throw new AppError('not_found', 404, 'no such resource');
-      const body = await fs.promises.readFile(path.join(PUBLIC_DIR, request.params.file));
-      return reply.type(type).header('Cache-Control', 'no-cache').send(body);
+      return reply
+        .type(type)
+        .header('Cache-Control', 'no-cache')
+        .send(await publicFile(request.params.file));
     });
   });
 }

@@ -151,12 +151,19 @@ export class AccountService {
     if (!signedIn.hubIds.includes(hubId)) throw new AppError('not_found', 404, 'no such hub on this account');
   }
 
-  private async requireOwnKey(signedIn: SignedIn, keyId: string): Promise<KeySummary> {
+  /** The key with this id if it belongs to one of the account's hubs. */
+  async keyOf(signedIn: SignedIn, keyId: string): Promise<KeySummary | undefined> {
     for (const hubId of signedIn.hubIds) {
       const found = (await this.deps.keys.list(hubId)).find((key) => key.id === keyId);
       if (found) return found;
     }
-    throw new AppError('not_found', 404, 'no such key on this account');
+    return undefined;
+  }
+
+  private async requireOwnKey(signedIn: SignedIn, keyId: string): Promise<KeySummary> {
+    const key = await this.keyOf(signedIn, keyId);
+    if (!key) throw new AppError('not_found', 404, 'no such key on this account');
+    return key;
   }
 
   async keysOf(signedIn: SignedIn, hubId: string): Promise<KeySummary[]> {

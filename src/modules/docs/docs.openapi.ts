@@ -28,6 +28,12 @@ const unavailable = errorResponse('The store cannot answer now; retry after Retr
   'unavailable',
 ]);
 
+/** How the ingest API refuses a key (both of its operations). */
+const ingestKeyRefused = {
+  '401': errorResponse('No key, or not a live ingest key', ['missing_api_key', 'invalid_api_key']),
+  '403': errorResponse('The key belongs to another hub', ['forbidden']),
+};
+
 export function openApiDocument(): Record<string, unknown> {
   return {
     openapi: '3.1.0',
@@ -171,8 +177,7 @@ export function openApiDocument(): Record<string, unknown> {
               'invalid_body',
               'invalid_hub_id',
             ]),
-            '401': errorResponse('No key, or not a live ingest key', ['missing_api_key', 'invalid_api_key']),
-            '403': errorResponse('The key belongs to another hub', ['forbidden']),
+            ...ingestKeyRefused,
             '413': errorResponse('The body is too large', ['payload_too_large']),
             '415': errorResponse('Not application/json', ['unsupported_media_type']),
             '429': errorResponse("The key's rate limit is used up", ['rate_limited']),
@@ -206,8 +211,7 @@ export function openApiDocument(): Record<string, unknown> {
               content: { 'application/json': { schema: { $ref: '#/components/schemas/ContactLink' } } },
             },
             '400': errorResponse('A bad body or id', ['invalid_body', 'invalid_hub_id']),
-            '401': errorResponse('No key, or not a live ingest key', ['missing_api_key', 'invalid_api_key']),
-            '403': errorResponse('The key belongs to another hub', ['forbidden']),
+            ...ingestKeyRefused,
             '503': unavailable,
           },
         },
