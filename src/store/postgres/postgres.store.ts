@@ -147,12 +147,13 @@ export class PostgresStore implements Store {
   async migrate(): Promise<void> {
     const client = await this.pool.connect();
     try {
-      if (this.schema) await client.query(`CREATE SCHEMA IF NOT EXISTS ${this.schema}`);
       // Several nodes may start at once: one migrates, the others wait, then find nothing to do.
+      // The lock comes first: two concurrent CREATE SCHEMA IF NOT EXISTS can still collide.
       await client.query('SELECT pg_advisory_lock(hashtext($1))', [
         `chatlog migrate ${this.schema ?? 'public'}`,
       ]);
       try {
+        if (this.schema) await client.query(`CREATE SCHEMA IF NOT EXISTS ${this.schema}`);
         await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
           version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`);
         const current = await this.schemaVersion(client);
