@@ -9,14 +9,16 @@ import Fastify, {
   type FastifyError,
   type FastifyInstance,
   type FastifyReply,
+  type FastifyServerOptions,
   type RouteOptions,
 } from 'fastify';
 import { AppError, type ErrorCode } from './lib/errors.js';
 import type { Metrics } from './lib/metrics.js';
+import { unavailableResponse, validationErrorToAppError } from './lib/schemas.js';
 import type { SecretBox } from './lib/secrets.js';
 import { registerAccountRoutes } from './modules/account/account.routes.js';
 import { AccountService } from './modules/account/account.usecases.js';
-import { openApiDocument } from './modules/docs/docs.openapi.js';
+import { registerDocsRoutes } from './modules/docs/docs.routes.js';
 import { HubService } from './modules/hubs/hubs.usecases.js';
 import { registerIngestRoutes } from './modules/ingest/ingest.routes.js';
 import { IngestService } from './modules/ingest/ingest.usecases.js';
@@ -36,14 +38,32 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 // Resolved from fastify's own folder: they are its dependencies, not ours.
 const requireFromFastify = createRequire(createRequire(import.meta.url).resolve('fastify'));
 
+type Validate = ((data: unknown) => unknown) & { errors?: unknown };
+
 /**
- * Fastify's default schema compilers (ajv, fast-json-stringify), loaded only if a route ever
- * declares a schema: loading them costs ~60 ms of every start, and chatlog checks requests itself.
+ * Route schemas validate with Fastify's own ajv compiler, loaded when a request first needs it
+ * rather than at start (loading it costs ~60 ms of every start, and most requests never need it:
+ * the read API and the webhook check in their own order). Answers are written by chatlog (most
+ * are streamed), so response schemas only document them: plain JSON.stringify serializes.
  */
 const lazySchemaCompilers = {
-  buildValidator: (...args: unknown[]) => requireFromFastify('@fastify/ajv-compiler')()(...args),
-  buildSerializer: (...args: unknown[]) =>
-    requireFromFastify('@fastify/fast-json-stringify-compiler')()(...args),
+  buildValidator: (externalSchemas: unknown, ajvOptions: unknown) => {
+    let compile: ((route: unknown) => Validate) | undefined;
+    return (route: unknown): Validate => {
+      let validate: Validate | undefined;
+      const lazily: Validate = (data) => {
+        compile ??= requireFromFastify('@fastify/ajv-compiler')()(externalSchemas, ajvOptions) as (
+          route: unknown,
+        ) => Validate;
+        validate ??= compile(route);
+        const valid = validate(data);
+        lazily.errors = validate.errors;
+        return valid;
+      };
+      return lazily;
+    };
+  },
+  buildSerializer: () => () => (data: unknown) => JSON.stringify(data),
 };
 
 export interface AppDeps {
@@ -93,6 +113,23 @@ const ALLOWED_METHODS: ReadonlyArray<[RegExp, string]> = [
   [/^\/account\/(sign-in|sign-out|hubs\/[^/]+\/keys|keys\/[^/]+\/(revoke|reveal))\/?$/, 'POST'],
   [/^\/(docs|account\/assets\/[^/]+)\/?$/, 'GET, HEAD'],
 ];
+
+const HEALTH_SCHEMA = {
+  operationId: 'health',
+  summary: 'The process runs',
+  response: {
+    200: { description: 'Alive.', type: 'object', properties: { status: { const: 'ok' } } },
+  },
+} as const;
+
+const READY_SCHEMA = {
+  operationId: 'ready',
+  summary: 'The store answers and its schema is current',
+  response: {
+    200: { description: 'Ready for traffic.', type: 'object', properties: { status: { const: 'ready' } } },
+    503: unavailableResponse,
+  },
+} as const;
 
 function sendError(reply: FastifyReply, error: AppError): FastifyReply {
   return reply.code(error.status).headers(error.headers).type(JSON_TYPE).send(error.toBody());
@@ -150,7 +187,15 @@ export function buildApp(deps: AppDeps): App {
       const given = request.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
-    schemaController: { compilersFactory: lazySchemaCompilers },
+    // Typed by Fastify as ajv's own factories; these answer the same calls (see above).
+    schemaController: {
+      compilersFactory: lazySchemaCompilers as unknown as NonNullable<
+        NonNullable<FastifyServerOptions['schemaController']>['compilersFactory']
+      >,
+    },
+    // A number is not a string, and a field chatlog does not know is left alone.
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
+    schemaErrorFormatter: validationErrorToAppError,
     connectionTimeout: deps.idleTimeoutMs ?? 60_000,
     // Requests Node's HTTP parser refuses (malformed, or headers over the size limit).
     clientErrorHandler: (error, socket) => {
@@ -191,6 +236,8 @@ export function buildApp(deps: AppDeps): App {
     },
   });
   if (deps.onRoute) app.addHook('onRoute', deps.onRoute);
+  // First: the document is made of the schemas of the routes registered after it.
+  registerDocsRoutes(app, { publicUrl: deps.publicUrl });
 
   const handleError = (error: unknown, reply: FastifyReply): FastifyReply => {
     if (error instanceof AppError) return sendError(reply, error);
@@ -256,25 +303,6 @@ export function buildApp(deps: AppDeps): App {
     return sendError(reply, new AppError('not_found', 404, 'no such resource'));
   });
 
-  app.get('/healthz', async (_request, reply) => reply.type(JSON_TYPE).send({ status: 'ok' }));
-  let openApi: string | undefined;
-  app.get('/openapi.json', async (_request, reply) => {
-    openApi ??= JSON.stringify(openApiDocument());
-    return reply.type(JSON_TYPE).header('Cache-Control', 'no-cache').send(openApi);
-  });
-  app.get('/readyz', async (_request, reply) => {
-    const ready = await deps.store.ready().catch(() => false);
-    if (!ready) {
-      return sendError(
-        reply,
-        new AppError('unavailable', 503, 'the store is not reachable or its schema is not current', {
-          'Retry-After': '5',
-        }),
-      );
-    }
-    return reply.type(JSON_TYPE).send({ status: 'ready' });
-  });
-
   registerMessagesRoutes(app, routeDeps, checkDeps);
   const ingest = new IngestService({
     store: deps.store,
@@ -294,6 +322,24 @@ export function buildApp(deps: AppDeps): App {
     clock,
   });
   registerAccountRoutes(app, { accounts, publicUrl: deps.publicUrl });
+  // Last, so the document lists the client API first.
+  void app.register(async (scope) => {
+    scope.get('/healthz', { schema: HEALTH_SCHEMA }, async (_request, reply) =>
+      reply.type(JSON_TYPE).send({ status: 'ok' }),
+    );
+    scope.get('/readyz', { schema: READY_SCHEMA }, async (_request, reply) => {
+      const ready = await deps.store.ready().catch(() => false);
+      if (!ready) {
+        return sendError(
+          reply,
+          new AppError('unavailable', 503, 'the store is not reachable or its schema is not current', {
+            'Retry-After': '5',
+          }),
+        );
+      }
+      return reply.type(JSON_TYPE).send({ status: 'ready' });
+    });
+  });
   app.addHook('onClose', () => rateLimiter.close());
 
   // An idle connection (no bytes either way for idleTimeoutMs, e.g. a client that stopped reading

@@ -8,7 +8,7 @@ export interface CalendarDay {
   readonly day: number;
 }
 
-const DAY_PATTERN = /^(\d{4})-(\d{2})-(\d{2})$/;
+export const DAY_PATTERN = /^(\d{4})-(\d{2})-(\d{2})$/;
 
 export function isLeapYear(year: number): boolean {
   return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;

@@ -1,6 +1,12 @@
-/** The OpenAPI document at /openapi.json, checked against the routes the app registers and its error codes. */
+/**
+ * The OpenAPI document at /openapi.json and the /docs page made from it: every client route is in
+ * it, every error code, and its request schemas are the ones the server validates with (a body the
+ * document refuses is refused, one it accepts is stored).
+ */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { Ajv } from 'ajv';
+import fc from 'fast-check';
 import { buildApp } from '../../src/app.js';
 import { ERROR_CODES } from '../../src/lib/errors.js';
 import { createLogger } from '../../src/lib/logger.js';
@@ -10,10 +16,18 @@ import { rawRequest, startTestServer, TEST_SECRET, type TestServer } from '../he
 /** Routes of the screen and of operations that are not part of the client API. */
 const NOT_IN_THE_DOCUMENT = /^\/(account|docs|metrics|openapi\.json)/;
 let server: TestServer;
+interface Operation {
+  operationId: string;
+  responses: Record<string, unknown>;
+  requestBody?: { content: { 'application/json': { schema: unknown } } };
+}
 let document: {
   openapi: string;
-  paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
+  paths: Record<string, Record<string, Operation>>;
+  components: { schemas: Record<string, unknown> };
 };
+const HUB = '4242';
+let ingestKey: string;
 
 before(async () => {
   server = await startTestServer();
@@ -21,6 +35,8 @@ before(async () => {
   assert.equal(res.status, 200);
   assert.match(String(res.headers['content-type']), /^application\/json/);
   document = JSON.parse(res.body.toString('utf8'));
+  await server.hubs.add(HUB, {});
+  ingestKey = (await server.keys.issue(HUB, 'ingest', 'openapi test')).key;
 });
 after(() => server.close());
 
@@ -56,4 +72,102 @@ test('every error code the API can answer is in the document, each under a statu
   for (const code of ERROR_CODES) assert.ok(text.includes(`"${code}"`), code);
   const readErrors = document.paths['/api/line/{hubId}/messages']?.get?.responses ?? {};
   for (const status of ['400', '401', '403', '405', '429', '503']) assert.ok(status in readErrors, status);
+});
+
+/** The document's schema of an operation's body, with its component references resolvable. */
+function bodyValidator(path: string, method: string) {
+  const ajv = new Ajv({ strict: false });
+  for (const [name, schema] of Object.entries(document.components.schemas)) {
+    ajv.addSchema(schema as object, `#/components/schemas/${name}`);
+  }
+  const schema = document.paths[path]?.[method]?.requestBody?.content['application/json'].schema;
+  assert.ok(schema, `${method} ${path} has a request body`);
+  return ajv.compile(schema as object);
+}
+
+test("POST /ingest/line/{hubId}/messages: the server accepts exactly the bodies the document's schema accepts", async () => {
+  const validates = bodyValidator('/ingest/line/{hubId}/messages', 'post');
+  const text = fc.oneof(fc.string({ maxLength: 8 }), fc.constant(''), fc.constant('x'.repeat(201)));
+  const field = fc.oneof(text, fc.integer(), fc.constant(null), fc.boolean(), fc.constant([]));
+  const message = fc.record(
+    {
+      lineId: field,
+      msg: field,
+      contentType: field,
+      sender: field,
+      id: field,
+      createdAt: fc.oneof(fc.constant('2019-11-03T10:15:00.000Z'), fc.constant(null), fc.integer()),
+      extra: field,
+    },
+    { requiredKeys: [] },
+  );
+  const bodies = fc.oneof(fc.array(message, { maxLength: 3 }), message, fc.string(), fc.integer());
+  let accepted = 0;
+  await fc.assert(
+    fc.asyncProperty(bodies, async (payload) => {
+      const res = await rawRequest(
+        server.url,
+        'POST',
+        `/ingest/line/${HUB}/messages`,
+        { authorization: `Bearer ${ingestKey}`, 'content-type': 'application/json' },
+        JSON.stringify(payload),
+      );
+      const valid = validates(JSON.parse(JSON.stringify(payload)));
+      if (valid) accepted += 1;
+      assert.equal(res.status, valid ? 200 : 400, `${JSON.stringify(payload)} → ${res.body.toString()}`);
+      if (!valid) assert.equal(JSON.parse(res.body.toString()).error.code, 'invalid_body');
+    }),
+    { numRuns: 300 },
+  );
+  assert.ok(accepted > 10, `only ${accepted} of 300 bodies were valid: the property says little`);
+});
+
+test("PUT /ingest/line/{hubId}/contacts/{lineId}: the server accepts exactly the bodies the document's schema accepts", async () => {
+  const validates = bodyValidator('/ingest/line/{hubId}/contacts/{lineId}', 'put');
+  const field = fc.oneof(
+    fc.string({ maxLength: 8 }),
+    fc.constant('9'.repeat(101)),
+    fc.integer({ min: -5, max: 2 ** 60 }),
+    fc.double(),
+    fc.constant(null),
+    fc.boolean(),
+  );
+  const bodies = fc.oneof(
+    fc.record({ vid: field, name: field }, { requiredKeys: [] }),
+    fc.array(field),
+    field,
+  );
+  await fc.assert(
+    fc.asyncProperty(bodies, async (payload) => {
+      const res = await rawRequest(
+        server.url,
+        'PUT',
+        `/ingest/line/${HUB}/contacts/Uopenapi`,
+        { authorization: `Bearer ${ingestKey}`, 'content-type': 'application/json' },
+        JSON.stringify(payload),
+      );
+      // As the server sees it: NaN and Infinity travel as null.
+      const sent = JSON.parse(JSON.stringify(payload));
+      assert.equal(res.status, validates(sent) ? 200 : 400, `${JSON.stringify(payload)} → ${res.body}`);
+    }),
+    { numRuns: 200 },
+  );
+});
+
+test('/docs is made from the document: every operation, every error code, no script, locked down', async () => {
+  const res = await rawRequest(server.url, 'GET', '/docs');
+  assert.equal(res.status, 200);
+  assert.match(String(res.headers['content-type']), /^text\/html/);
+  assert.match(String(res.headers['content-security-policy']), /default-src 'none'/);
+  const html = res.body.toString('utf8');
+  for (const operations of Object.values(document.paths)) {
+    for (const operation of Object.values(operations))
+      assert.ok(html.includes(`id="${operation.operationId}"`));
+  }
+  for (const code of ERROR_CODES) assert.ok(html.includes(`<code>${code}</code>`), code);
+  assert.ok(
+    !/<script|https?:\/\/(?!127\.0\.0\.1)[^'"<\s]*\.(js|css)/.test(html),
+    'no script, nothing from elsewhere',
+  );
+  assert.ok(html.includes('href="/openapi.json"'));
 });

@@ -4,12 +4,9 @@
  * their first characters followed by `•`, and the copy and show icons fetch the key when pressed.
  */
 import { formatTimestamp } from '../../lib/calendar.js';
+import { escapeHtml } from '../../lib/html.js';
 import type { KeySummary } from '../keys/keys.usecases.js';
 import type { Language, Words } from './account.i18n.js';
-
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
 
 /** A key as the screen shows it: its first characters, then dots (not one per hidden character). */
 export function maskedKey(keyStart: string): string {

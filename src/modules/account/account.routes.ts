@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { parseCookies, serializeCookie } from '../../lib/cookies.js';
 import { AppError } from '../../lib/errors.js';
+import { PAGE_SECURITY_HEADERS } from '../../lib/html.js';
 import { type Language, pickLanguage, WORDS, type Words } from './account.i18n.js';
 import { confirmRevokePage, keysPage, messagePage, signInPage } from './account.pages.js';
 import { type AccountService, SESSION_TTL_MS, type SignedIn } from './account.usecases.js';
@@ -18,16 +19,6 @@ export const SESSION_COOKIE = 'chatlog_session';
 const SIGN_IN_COOKIE = 'chatlog_signin';
 const LANGUAGE_COOKIE = 'chatlog_lang';
 const FORM_BYTES = 16 * 1024;
-
-const SECURITY_HEADERS = {
-  'Content-Security-Policy':
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-  'X-Frame-Options': 'DENY',
-  'Referrer-Policy': 'no-referrer',
-  'X-Content-Type-Options': 'nosniff',
-  'Cross-Origin-Opener-Policy': 'same-origin',
-  'Cross-Origin-Resource-Policy': 'same-origin',
-};
 
 /** public/ at the repository root: three levels up from src/modules/account and dist/modules/account. */
 const PUBLIC_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'public');
@@ -87,7 +78,7 @@ export function registerAccountRoutes(app: FastifyInstance, deps: AccountRouteDe
       (_request, body, done) => done(null, new URLSearchParams(body as string)),
     );
     scope.addHook('onSend', async (_request, reply, payload) => {
-      reply.headers(SECURITY_HEADERS);
+      reply.headers(PAGE_SECURITY_HEADERS);
       if (!reply.hasHeader('Cache-Control')) reply.header('Cache-Control', 'no-store');
       return payload;
     });
@@ -293,13 +284,6 @@ export function registerAccountRoutes(app: FastifyInstance, deps: AccountRouteDe
       const key = await accounts.revealKey(signedIn, request.params.keyId);
       return reply.type('application/json; charset=utf-8').send({ key });
     });
-
-    scope.get('/docs', async (_request, reply) =>
-      reply
-        .type('text/html; charset=utf-8')
-        .header('Cache-Control', 'no-cache')
-        .send(await publicFile('docs.html')),
-    );
 
     scope.get<{ Params: { file: string } }>('/account/assets/:file', async (request, reply) => {
       const type = ASSETS[request.params.file];

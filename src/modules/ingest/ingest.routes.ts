@@ -1,9 +1,17 @@
 /** POST /webhooks/line/:hubId (LINE) and the ingest API (/ingest/line/:hubId/...). */
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../lib/errors.js';
+import { checkedByHandler } from '../../lib/schemas.js';
 import type { RateLimiter } from '../keys/keys.ratelimit.js';
 import type { KeyService } from '../keys/keys.usecases.js';
 import { authenticateIngest } from './ingest.auth.js';
+import {
+  type AccountMessage,
+  type ContactLinkBody,
+  linkContactRouteSchema,
+  recordMessagesRouteSchema,
+  webhookRouteSchema,
+} from './ingest.schemas.js';
 import type { IngestService } from './ingest.usecases.js';
 
 export const WEBHOOK_BODY_LIMIT = 1024 * 1024;
@@ -38,6 +46,9 @@ export function registerIngestRoutes(app: FastifyInstance, deps: IngestRouteDeps
       method: 'POST',
       url: '/webhooks/line/:hubId',
       bodyLimit: WEBHOOK_BODY_LIMIT,
+      schema: webhookRouteSchema,
+      // The signature is checked before the body is read (ingest.usecases.ts); no schema runs first.
+      validatorCompiler: checkedByHandler,
       handler: async (request, reply) => {
         const signature = request.headers['x-line-signature'];
         await deps.ingest.receiveWebhook(
@@ -69,18 +80,20 @@ export function registerIngestRoutes(app: FastifyInstance, deps: IngestRouteDeps
       );
       reply.headers(headers);
     });
-    scope.route<{ Params: { hubId: string }; Body: unknown }>({
+    scope.route<{ Params: { hubId: string }; Body: AccountMessage[] }>({
       method: 'POST',
       url: '/ingest/line/:hubId/messages',
       bodyLimit: INGEST_BODY_LIMIT,
+      schema: recordMessagesRouteSchema,
       handler: async (request, reply) => {
         const outcome = await deps.ingest.recordMessages(request.params.hubId, request.body);
         return reply.type(JSON_TYPE).send({ stored: outcome.stored, duplicates: outcome.duplicates });
       },
     });
-    scope.route<{ Params: { hubId: string; lineId: string }; Body: unknown }>({
+    scope.route<{ Params: { hubId: string; lineId: string }; Body: ContactLinkBody }>({
       method: 'PUT',
       url: '/ingest/line/:hubId/contacts/:lineId',
+      schema: linkContactRouteSchema,
       handler: async (request, reply) => {
         const contact = await deps.ingest.linkContact(
           request.params.hubId,

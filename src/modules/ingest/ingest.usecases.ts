@@ -11,11 +11,8 @@ import type { SecretBox } from '../../lib/secrets.js';
 import type { Contact, Hub, IngestOperation, IngestOutcome, Store } from '../../store/store.js';
 import { fetchDisplayName, type ProfileLookup } from '../contacts/line-profile.js';
 import { isValidHubId } from '../hubs/hubs.usecases.js';
+import type { AccountMessage, ContactLinkBody } from './ingest.schemas.js';
 import { InvalidWebhookBody, isValidLineSignature, translateWebhook } from './line.webhook.js';
-
-export const MAX_INGEST_MESSAGES = 1000;
-const MAX_TEXT = 100_000;
-const MAX_ID = 200;
 
 export interface IngestDeps {
   store: Store;
@@ -29,10 +26,6 @@ export interface IngestDeps {
 
 function invalidBody(message: string): AppError {
   return new AppError('invalid_body', 400, message);
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** How long a hub's channel secret, once it verified a signature, is reused without reading the store. */
@@ -139,82 +132,48 @@ export class IngestService {
       .finally(() => this.lookupsInFlight.delete(flight));
   }
 
-  /** POST /ingest/line/:hubId/messages: account-side messages, all or nothing. */
-  async recordMessages(hubId: string, body: unknown): Promise<IngestOutcome> {
-    if (!Array.isArray(body)) throw invalidBody('the body must be a JSON array of messages');
-    if (body.length > MAX_INGEST_MESSAGES) {
-      throw invalidBody(`at most ${MAX_INGEST_MESSAGES} messages per request, got ${body.length}`);
-    }
+  /**
+   * POST /ingest/line/:hubId/messages: account-side messages, all or nothing. Their shape was
+   * validated by the route's schema (ingest.schemas.ts); what is left is reading the times.
+   */
+  async recordMessages(hubId: string, messages: readonly AccountMessage[]): Promise<IngestOutcome> {
     const now = this.clock();
-    const operations: IngestOperation[] = body.map((item, index) =>
-      this.readAccountMessage(item, index, now),
+    const operations: IngestOperation[] = messages.map((message, index) =>
+      this.toOperation(message, index, now),
     );
     const outcome = await this.deps.store.messages.ingest(hubId, operations, now);
     this.deps.onStored?.('ingest_api', outcome.stored);
     return outcome;
   }
 
-  private readAccountMessage(item: unknown, index: number, now: number): IngestOperation {
-    const at = (field: string, problem: string) => invalidBody(`[${index}].${field}: ${problem}`);
-    if (!isObject(item)) throw invalidBody(`[${index}]: must be a JSON object`);
-    const text = (field: string, max: number, required: boolean): string | undefined => {
-      const value = item[field];
-      if (value === undefined || value === null) {
-        if (required) throw at(field, 'is required');
-        return undefined;
-      }
-      if (typeof value !== 'string') throw at(field, 'must be a string');
-      if (value.length > max) throw at(field, `must be at most ${max} characters`);
-      return value;
-    };
-    const lineId = text('lineId', MAX_ID, true) ?? '';
-    if (lineId === '') throw at('lineId', 'must not be empty');
-    const msg = text('msg', MAX_TEXT, true) ?? '';
-    const contentType = text('contentType', 50, false) ?? 'text';
-    if (contentType === '') throw at('contentType', 'must not be empty');
-    const sender = text('sender', MAX_ID, false) ?? 'You';
-    const id = text('id', MAX_ID, false);
-    if (id === '') throw at('id', 'must not be empty');
-    const createdAtText = text('createdAt', 40, false);
+  private toOperation(message: AccountMessage, index: number, now: number): IngestOperation {
     let createdAt = now;
-    if (createdAtText !== undefined) {
-      const parsed = parseTimestamp(createdAtText);
-      if (parsed === undefined)
-        throw at('createdAt', 'must be an ISO 8601 time such as 2019-11-03T10:15:00.000Z');
+    if (message.createdAt !== undefined && message.createdAt !== null) {
+      const parsed = parseTimestamp(message.createdAt);
+      if (parsed === undefined) {
+        throw invalidBody(
+          `body[${index}].createdAt: must be an ISO 8601 time such as 2019-11-03T10:15:00.000Z`,
+        );
+      }
       createdAt = parsed;
     }
     return {
       kind: 'message',
-      lineId,
-      sender,
-      msg,
-      contentType,
+      lineId: message.lineId,
+      sender: message.sender ?? 'You',
+      msg: message.msg,
+      contentType: message.contentType ?? 'text',
       createdAt,
-      sourceId: `ingest:${id ?? randomUUID()}`,
+      sourceId: `ingest:${message.id ?? randomUUID()}`,
       sourceKind: null,
       sourceChatId: null,
     };
   }
 
   /** PUT /ingest/line/:hubId/contacts/:lineId: link the friend to a HubSpot contact, set the name. */
-  async linkContact(hubId: string, lineId: string, body: unknown): Promise<Contact> {
-    if (lineId === '' || lineId.length > MAX_ID)
-      throw invalidBody(`lineId must be 1 to ${MAX_ID} characters`);
-    if (!isObject(body)) throw invalidBody('the body must be a JSON object {vid?, name?}');
-    let vid: string | undefined;
-    if (body.vid !== undefined && body.vid !== null) {
-      if (typeof body.vid === 'number' && Number.isSafeInteger(body.vid) && body.vid >= 0)
-        vid = String(body.vid);
-      else if (typeof body.vid === 'string' && body.vid.length <= 100) vid = body.vid;
-      else throw invalidBody('vid: must be a string (or a whole number) of at most 100 characters');
-    }
-    let name: string | undefined;
-    if (body.name !== undefined && body.name !== null) {
-      if (typeof body.name !== 'string' || body.name.length > MAX_ID) {
-        throw invalidBody(`name: must be a string of at most ${MAX_ID} characters`);
-      }
-      name = body.name;
-    }
+  async linkContact(hubId: string, lineId: string, body: ContactLinkBody): Promise<Contact> {
+    const vid = body.vid === undefined || body.vid === null ? undefined : String(body.vid);
+    const name = body.name ?? undefined;
     await this.deps.store.messages.ingest(hubId, [{ kind: 'contact', lineId, vid, name }], this.clock());
     const contact = await this.deps.store.contacts.get(hubId, lineId);
     if (!contact) throw new Error('the contact vanished after it was written');

@@ -14,6 +14,19 @@ import { AppError } from '../../lib/errors.js';
 import type { ApiKeyRecord, Hub, RateLimit } from '../../store/store.js';
 import { isValidHubId } from '../hubs/hubs.usecases.js';
 
+/** The codes of those checks in their order (the OpenAPI document and /docs show it). */
+export const MESSAGES_CHECK_ORDER = [
+  'missing_api_key',
+  'invalid_api_key',
+  'invalid_hub_id',
+  'forbidden',
+  'duplicate_parameter',
+  'invalid_date',
+  'invalid_range',
+  'invalid_time_zone',
+  'rate_limited',
+] as const satisfies readonly AppError['code'][];
+
 /** Parameters whose repetition is an error; unknown parameters are ignored, repeated or not. */
 const SINGLE_VALUED = ['from', 'to', 'tz'] as const;
 

@@ -3,12 +3,14 @@ import { PassThrough, pipeline, Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../lib/errors.js';
 import { createCompressor, etagMatches, negotiateEncoding, rawQueryOf, weakEtag } from '../../lib/http.js';
+import { checkedByHandler } from '../../lib/schemas.js';
 import type { Store } from '../../store/store.js';
 import { type HubService, isValidHubId } from '../hubs/hubs.usecases.js';
 import type { RateLimiter } from '../keys/keys.ratelimit.js';
 import type { KeyService } from '../keys/keys.usecases.js';
 import type { AnswerCache } from './messages.cache.js';
 import { type CheckDeps, checkMessagesRequest } from './messages.checks.js';
+import { messagesRouteSchema } from './messages.schemas.js';
 import { serializeMessages } from './messages.serializer.js';
 
 export const MESSAGES_PATH = '/api/line/:hubId/messages';
@@ -47,6 +49,9 @@ export function registerMessagesRoutes(
     method: ['GET', 'HEAD'],
     url: MESSAGES_PATH,
     exposeHeadRoute: false,
+    schema: messagesRouteSchema,
+    // checkMessagesRequest checks in CONTRACT §1's order; a schema validator running first would not.
+    validatorCompiler: checkedByHandler,
     handler: (request, reply) =>
       answerMessages(request, reply, request.params.hubId, checkDeps, deps.store, deps.cache),
   });

@@ -3,7 +3,11 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { AppError } from '../../../src/lib/errors.js';
 import { generateApiKey } from '../../../src/modules/keys/keys.format.js';
-import { type CheckDeps, checkMessagesRequest } from '../../../src/modules/messages/messages.checks.js';
+import {
+  type CheckDeps,
+  checkMessagesRequest,
+  MESSAGES_CHECK_ORDER,
+} from '../../../src/modules/messages/messages.checks.js';
 import type { ApiKeyRecord, Hub, RateLimit } from '../../../src/store/store.js';
 
 const READ_KEY = generateApiKey();
@@ -139,4 +143,10 @@ test('days are read in the hub zone, or in tz when given', async () => {
   assert.equal(utc.checked?.toMsExclusive, undefined);
   const none = await outcome('100', `apikey=${k}`);
   assert.deepEqual([none.checked?.fromMs, none.checked?.toMsExclusive], [undefined, undefined]);
+});
+
+test('the order the OpenAPI document and /docs state (MESSAGES_CHECK_ORDER) is the order of this table', () => {
+  const failing = TABLE.map((row) => row[4]).filter((code) => code !== 'ok');
+  const firstSeen = failing.filter((code, index) => failing.indexOf(code) === index);
+  assert.deepEqual([...firstSeen, 'rate_limited'], [...MESSAGES_CHECK_ORDER]);
 });

@@ -1,0 +1,118 @@
+/**
+ * What route schemas are made of. Every route of the client API declares a Fastify `schema`: its
+ * parameters, body and answers as JSON Schema, plus `operationId`, `summary` and `description`.
+ * The same objects validate request bodies (ajv, compiled on first use) and make the OpenAPI
+ * document (modules/docs), so the document cannot say one thing while the server checks another.
+ */
+import type { FastifySchemaValidationError } from 'fastify';
+import { AppError, ERROR_CODES, type ErrorCode } from './errors.js';
+
+declare module 'fastify' {
+  interface FastifySchema {
+    /** Present on every operation of the client API; routes without one are not in the document. */
+    operationId?: string;
+    summary?: string;
+    description?: string;
+    security?: ReadonlyArray<Record<string, readonly string[]>>;
+    /** Error codes in the order the checks run: the first check that fails answers. */
+    'x-check-order'?: readonly ErrorCode[];
+  }
+}
+
+/** The error body with the codes one status can carry. */
+export function errorBodySchema(codes: readonly ErrorCode[]) {
+  return {
+    type: 'object',
+    required: ['error'],
+    properties: {
+      error: {
+        type: 'object',
+        required: ['code', 'message'],
+        properties: {
+          code: { type: 'string', enum: [...codes] },
+          message: { type: 'string', description: 'A sentence for people; may change.' },
+        },
+      },
+    },
+  } as const;
+}
+
+/** The Error component of the document: every code a client can see. */
+export const errorSchema = errorBodySchema(ERROR_CODES);
+
+/** A response entry: what it means, and the codes it carries. */
+export function errorResponse(description: string, codes: readonly ErrorCode[]) {
+  return { description, ...errorBodySchema(codes) };
+}
+
+export const unavailableResponse = errorResponse(
+  'The store cannot answer now; retry after Retry-After seconds.',
+  ['unavailable'],
+);
+
+/**
+ * For routes whose checks must run in an order a schema validator cannot keep (the read API's
+ * CONTRACT §1 order, the webhook's signature before its body): their schemas document those checks,
+ * and tests hold schema and checks to the same rules; Fastify does not validate them.
+ */
+export const checkedByHandler = () => () => true;
+
+/** "body", "body[3].msg", "params.lineId": where in the request a validation error points. */
+function locate(dataVar: string, instancePath: string): string {
+  const steps = instancePath.split('/').slice(1);
+  return steps.reduce(
+    (where, step) => (/^\d+$/.test(step) ? `${where}[${step}]` : `${where}.${step}`),
+    dataVar,
+  );
+}
+
+const TYPE_NAMES: Record<string, string> = {
+  string: 'a string',
+  integer: 'a whole number',
+  number: 'a number',
+  object: 'a JSON object',
+  array: 'a JSON array',
+  boolean: 'true or false',
+};
+
+function describeTypes(type: unknown): string {
+  const types = (Array.isArray(type) ? type : [type]).filter((t) => t !== 'null');
+  return types.map((t) => TYPE_NAMES[String(t)] ?? String(t)).join(' or ');
+}
+
+/** One ajv error as a sentence that names the item and field, e.g. "body[1].msg: must be a string". */
+export function describeValidationError(error: FastifySchemaValidationError, dataVar: string): string {
+  const where = locate(dataVar, error.instancePath);
+  const params = error.params;
+  switch (error.keyword) {
+    case 'required':
+      return `${where}.${String(params.missingProperty)}: is required`;
+    case 'type':
+      return `${where}: must be ${describeTypes(params.type)}`;
+    case 'minLength':
+      return params.limit === 1
+        ? `${where}: must not be empty`
+        : `${where}: must be at least ${String(params.limit)} characters`;
+    case 'maxLength':
+      return `${where}: must be at most ${String(params.limit)} characters`;
+    case 'maxItems':
+      return `${where}: must hold at most ${String(params.limit)} items`;
+    case 'minimum':
+    case 'maximum':
+      return `${where}: must be ${error.keyword === 'minimum' ? 'at least' : 'at most'} ${String(params.limit)}`;
+    case 'pattern':
+      return `${where}: is not of the expected form`;
+    default:
+      return `${where}: ${error.message ?? 'is not valid'}`;
+  }
+}
+
+/** Fastify's schemaErrorFormatter: the first validation error as the contract's invalid_body. */
+export function validationErrorToAppError(errors: FastifySchemaValidationError[], dataVar: string): AppError {
+  const first = errors[0];
+  return new AppError(
+    'invalid_body',
+    400,
+    first ? describeValidationError(first, dataVar) : `${dataVar}: is not valid`,
+  );
+}

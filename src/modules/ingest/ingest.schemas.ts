@@ -1,0 +1,158 @@
+/**
+ * Route schemas of the data that comes in: the LINE webhook and the ingest API. The ingest API's
+ * bodies and parameters are validated by these schemas (after the key check, which runs on the
+ * headers before any body is read); the webhook's body is read only once its signature is verified,
+ * so its schema documents LINE's shape and line.webhook.ts reads it leniently.
+ */
+import type { FastifySchema } from 'fastify';
+import type { FromSchema } from 'json-schema-to-ts';
+import { errorResponse, unavailableResponse } from '../../lib/schemas.js';
+import { hubIdSchema } from '../hubs/hubs.schemas.js';
+
+export const MAX_INGEST_MESSAGES = 1000;
+export const MAX_TEXT = 100_000;
+export const MAX_ID = 200;
+export const MAX_VID = 100;
+
+export const accountMessageSchema = {
+  type: 'object',
+  required: ['lineId', 'msg'],
+  properties: {
+    lineId: { type: 'string', minLength: 1, maxLength: MAX_ID, description: 'The LINE friend.' },
+    msg: { type: 'string', maxLength: MAX_TEXT },
+    contentType: { type: ['string', 'null'], minLength: 1, maxLength: 50, default: 'text' },
+    sender: { type: ['string', 'null'], maxLength: MAX_ID, default: 'You' },
+    id: {
+      type: ['string', 'null'],
+      minLength: 1,
+      maxLength: MAX_ID,
+      description: 'Your id for the message: sent twice, stored once.',
+    },
+    createdAt: {
+      type: ['string', 'null'],
+      maxLength: 40,
+      description: 'ISO 8601 with seconds and a zone (Z or ±HH:MM); when it arrives if absent.',
+      examples: ['2019-11-03T10:15:00.000Z'],
+    },
+  },
+} as const;
+
+export type AccountMessage = FromSchema<typeof accountMessageSchema>;
+
+export const contactLinkBodySchema = {
+  type: 'object',
+  properties: {
+    vid: {
+      type: ['string', 'integer', 'null'],
+      maxLength: MAX_VID,
+      minimum: 0,
+      maximum: Number.MAX_SAFE_INTEGER,
+      description: 'The HubSpot contact id; a whole number is stored as its decimal string.',
+    },
+    name: { type: ['string', 'null'], maxLength: MAX_ID, description: 'The display name.' },
+  },
+} as const;
+
+export type ContactLinkBody = FromSchema<typeof contactLinkBodySchema>;
+
+export const contactLinkSchema = {
+  type: 'object',
+  required: ['lineId', 'vid', 'name'],
+  properties: { lineId: { type: 'string' }, vid: { type: 'string' }, name: { type: 'string' } },
+} as const;
+
+const keyRefusals = {
+  401: errorResponse('No key, or not a live ingest key.', ['missing_api_key', 'invalid_api_key']),
+  403: errorResponse('The key belongs to another hub.', ['forbidden']),
+  429: errorResponse("The key's rate limit is used up; see Retry-After.", ['rate_limited']),
+} as const;
+
+export const webhookRouteSchema = {
+  operationId: 'receiveLineWebhook',
+  summary: 'The LINE Messaging API webhook of a hub',
+  description:
+    "LINE's own schema of the body applies (events of any type, fields chatlog does not know are kept " +
+    'out of the way, never refused). The signature is checked before the body is read; 200 means every ' +
+    'event is stored, or was already.',
+  params: { type: 'object', required: ['hubId'], properties: { hubId: hubIdSchema } },
+  headers: {
+    type: 'object',
+    required: ['x-line-signature'],
+    properties: {
+      'x-line-signature': {
+        type: 'string',
+        description: 'Base64 HMAC-SHA256 of the raw body under the channel secret.',
+      },
+    },
+  },
+  body: {
+    type: 'object',
+    required: ['events'],
+    properties: {
+      destination: { type: 'string' },
+      events: { type: 'array', items: { type: 'object' } },
+    },
+  },
+  response: {
+    200: { description: 'Every event is stored (or was already).', type: 'object' },
+    400: errorResponse('A correctly signed body that is not a webhook body.', ['invalid_body']),
+    401: errorResponse('A missing or wrong signature, or an unknown hub.', ['invalid_signature']),
+    405: errorResponse('Only POST.', ['method_not_allowed']),
+    413: errorResponse('Bodies are limited to 1 MiB.', ['payload_too_large']),
+    415: errorResponse('Not application/json.', ['unsupported_media_type']),
+    503: unavailableResponse,
+  },
+} as const satisfies FastifySchema;
+
+export const recordMessagesRouteSchema = {
+  operationId: 'recordMessages',
+  summary: `Messages sent from the account side (at most ${MAX_INGEST_MESSAGES.toLocaleString('en')}), stored all or nothing`,
+  description:
+    'Authorization: Bearer <ingest key>. The key is checked before the body is read. A message sent ' +
+    'again with the same id is stored once and counted as a duplicate.',
+  security: [{ ingestKey: [] }],
+  params: { type: 'object', required: ['hubId'], properties: { hubId: hubIdSchema } },
+  body: { type: 'array', maxItems: MAX_INGEST_MESSAGES, items: accountMessageSchema },
+  response: {
+    200: {
+      description: 'Stored; messages whose id was already stored are counted as duplicates.',
+      type: 'object',
+      required: ['stored', 'duplicates'],
+      properties: { stored: { type: 'integer' }, duplicates: { type: 'integer' } },
+    },
+    400: errorResponse('A bad body (the message names the item and field) or hub id.', [
+      'invalid_body',
+      'invalid_hub_id',
+    ]),
+    ...keyRefusals,
+    405: errorResponse('Only POST.', ['method_not_allowed']),
+    413: errorResponse('The body is larger than 16 MiB.', ['payload_too_large']),
+    415: errorResponse('Not application/json.', ['unsupported_media_type']),
+    503: unavailableResponse,
+  },
+} as const satisfies FastifySchema;
+
+export const linkContactRouteSchema = {
+  operationId: 'linkContact',
+  summary: 'Link a LINE friend to a HubSpot contact (vid) and set its name',
+  description:
+    'Authorization: Bearer <ingest key>. Fields left out keep their value; the answer is the contact as it now is.',
+  security: [{ ingestKey: [] }],
+  params: {
+    type: 'object',
+    required: ['hubId', 'lineId'],
+    properties: {
+      hubId: hubIdSchema,
+      lineId: { type: 'string', minLength: 1, maxLength: MAX_ID, description: 'The LINE friend.' },
+    },
+  },
+  body: contactLinkBodySchema,
+  response: {
+    200: { description: 'The contact as it now is.', ...contactLinkSchema },
+    400: errorResponse('A bad body or id.', ['invalid_body', 'invalid_hub_id']),
+    ...keyRefusals,
+    405: errorResponse('Only PUT.', ['method_not_allowed']),
+    415: errorResponse('Not application/json.', ['unsupported_media_type']),
+    503: unavailableResponse,
+  },
+} as const satisfies FastifySchema;

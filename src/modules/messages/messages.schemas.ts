@@ -1,0 +1,135 @@
+/**
+ * The read API's route schema: GET /api/line/:hubId/messages. Its parameters are checked by
+ * checkMessagesRequest in the contract's order (CONTRACT §1), which a schema validator cannot keep;
+ * the schema states the same rules (the patterns are the checks' own) and makes the document.
+ */
+import type { FastifySchema } from 'fastify';
+import { DAY_PATTERN } from '../../lib/calendar.js';
+import { errorResponse, unavailableResponse } from '../../lib/schemas.js';
+import { hubIdSchema } from '../hubs/hubs.schemas.js';
+import { KEY_PATTERN } from '../keys/keys.format.js';
+import { MESSAGES_CHECK_ORDER } from './messages.checks.js';
+
+export const messageSchema = {
+  type: 'object',
+  required: ['sender', 'msg', 'contentType', 'createdAt'],
+  additionalProperties: false,
+  properties: {
+    sender: { type: 'string', description: '"You" for the account side, else the friend\'s name.' },
+    msg: { type: 'string' },
+    contentType: { type: 'string', examples: ['text', 'sticker', 'image'] },
+    createdAt: {
+      type: 'string',
+      format: 'date-time',
+      pattern: '^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z$',
+      description: 'UTC with milliseconds, always 24 characters.',
+    },
+  },
+} as const;
+
+export const contactSchema = {
+  type: 'object',
+  required: ['lineId', 'vid', 'name', 'messages'],
+  additionalProperties: false,
+  properties: {
+    lineId: { type: 'string' },
+    vid: { type: 'string', description: 'The HubSpot contact id, "" while unlinked.' },
+    name: { type: 'string', description: 'The display name, "" while unknown.' },
+    messages: { type: 'array', items: messageSchema, description: 'Oldest first.' },
+  },
+} as const;
+
+const daySchema = {
+  type: 'string',
+  format: 'date',
+  pattern: DAY_PATTERN.source,
+} as const;
+
+export const messagesRouteSchema = {
+  operationId: 'getMessages',
+  summary: "A hub's contacts and their messages, for whole days in the hub's time zone",
+  description:
+    'Contacts in the order the hub first saw them, each with its messages oldest first; only contacts ' +
+    'with a message in the range. HEAD answers the same headers without the body. Accept-Encoding br or ' +
+    'gzip compresses the answer; the weak ETag answers If-None-Match with 304. A key with a rate limit ' +
+    'adds RateLimit-Policy and RateLimit headers to every answer.',
+  'x-check-order': MESSAGES_CHECK_ORDER,
+  params: {
+    type: 'object',
+    required: ['hubId'],
+    properties: { hubId: hubIdSchema },
+  },
+  querystring: {
+    type: 'object',
+    required: ['apikey'],
+    properties: {
+      apikey: {
+        type: 'string',
+        pattern: KEY_PATTERN.source,
+        description: 'An API key of scope read issued for this hub on the account screen.',
+      },
+      from: {
+        ...daySchema,
+        description: "First day, included, in the hub's time zone.",
+        examples: ['2024-01-01'],
+      },
+      to: { ...daySchema, description: 'Last day, included.', examples: ['2024-01-31'] },
+      tz: {
+        type: 'string',
+        description: "Read from and to in this IANA time zone (such as Asia/Tokyo) instead of the hub's.",
+      },
+    },
+  },
+  response: {
+    200: {
+      description: 'The contacts with a message in the range.',
+      headers: {
+        ETag: { type: 'string', description: 'Weak; send it back in If-None-Match.' },
+      },
+      type: 'array',
+      items: contactSchema,
+      examples: [
+        [
+          {
+            lineId: 'U4af4980629a0d8f0f1b1d9a3e8b1c2d3',
+            vid: '101',
+            name: 'shinobu',
+            messages: [
+              {
+                sender: 'shinobu',
+                msg: 'こんにちは！',
+                contentType: 'text',
+                createdAt: '2019-11-03T01:02:11.120Z',
+              },
+              {
+                sender: 'You',
+                msg: '[Sticker]\nID: 1',
+                contentType: 'sticker',
+                createdAt: '2019-11-03T01:06:45.000Z',
+              },
+            ],
+          },
+        ],
+      ],
+    },
+    304: { description: 'Not modified since the ETag sent in If-None-Match.', type: 'null' },
+    400: errorResponse('A bad hub id, parameter, date, range or time zone.', [
+      'invalid_hub_id',
+      'duplicate_parameter',
+      'invalid_date',
+      'invalid_range',
+      'invalid_time_zone',
+      'bad_request',
+    ]),
+    401: errorResponse('No key, or not a live read key of this service.', [
+      'missing_api_key',
+      'invalid_api_key',
+    ]),
+    403: errorResponse('The key belongs to another hub.', ['forbidden']),
+    405: errorResponse('Only GET and HEAD.', ['method_not_allowed']),
+    429: errorResponse("The key's rate limit is used up; see Retry-After.", ['rate_limited']),
+    431: errorResponse('The request line or headers are too large.', ['request_header_too_large']),
+    500: errorResponse('An unexpected fault, logged on the server.', ['internal_error']),
+    503: unavailableResponse,
+  },
+} as const satisfies FastifySchema;
