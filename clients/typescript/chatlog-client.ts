@@ -1,7 +1,8 @@
 /**
  * A typed client for chatlog's read API (GET /api/line/:hubId/messages), for Node 18+ and browsers:
- * no dependency but `fetch`. Its types follow the OpenAPI document (/openapi.json); chatlog's test
- * suite checks them against it and runs this client against a live server.
+ * no dependency but `fetch`. Its types follow the OpenAPI document (/openapi.json): chatlog's test
+ * suite checks them, at compile time, against the route schemas the document is generated from, and
+ * runs this client against a live server.
  */
 
 export interface Message {

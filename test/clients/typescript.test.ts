@@ -1,8 +1,32 @@
 /** clients/typescript against a live server, and against the OpenAPI document it follows. */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { ChatlogClient, ChatlogError, ERROR_CODES } from '../../clients/typescript/chatlog-client.js';
+import type { FromSchema } from 'json-schema-to-ts';
+import {
+  ChatlogClient,
+  ChatlogError,
+  type Contact,
+  ERROR_CODES,
+  type MessagesQuery,
+} from '../../clients/typescript/chatlog-client.js';
+import type { ERROR_CODES as SERVER_ERROR_CODES } from '../../src/lib/errors.js';
+import type { contactSchema, messagesRouteSchema } from '../../src/modules/messages/messages.schemas.js';
 import { message, rawRequest, startTestServer, storeMessages, type TestServer } from '../helpers.js';
+
+/**
+ * Checked when the tests are type-checked (npm test runs tsc first): the client's types are exactly
+ * the ones the route schema (which the OpenAPI document is made of) describes.
+ */
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+type ContactOfTheDocument = FromSchema<typeof contactSchema>;
+type QueryParameters = typeof messagesRouteSchema.querystring.properties;
+type QueryOfTheDocument = Pick<FromSchema<typeof messagesRouteSchema.querystring>, keyof MessagesQuery>;
+const typesAgree: [
+  Same<Contact, ContactOfTheDocument>,
+  Same<keyof MessagesQuery, Exclude<keyof QueryParameters, 'apikey'>>,
+  Same<MessagesQuery, QueryOfTheDocument>,
+  Same<(typeof ERROR_CODES)[number], (typeof SERVER_ERROR_CODES)[number]>,
+] = [true, true, true, true];
 
 let server: TestServer;
 let key: string;
@@ -59,6 +83,7 @@ test('errors become ChatlogError with the status and the stable code', async () 
 });
 
 test('the client follows the OpenAPI document: error codes and the fields of contacts and messages', async () => {
+  assert.deepEqual(typesAgree, [true, true, true, true]);
   const document = JSON.parse((await rawRequest(server.url, 'GET', '/openapi.json')).body.toString('utf8'));
   const schemas = document.components.schemas;
   assert.deepEqual([...ERROR_CODES].sort(), [...schemas.Error.properties.error.properties.code.enum].sort());
