@@ -9,7 +9,9 @@ import Fastify, {
   type FastifyError,
   type FastifyInstance,
   type FastifyReply,
+  type FastifyRequest,
   type FastifyServerOptions,
+  LogController,
   type RouteOptions,
 } from 'fastify';
 import { AppError, type ErrorCode } from './lib/errors.js';
@@ -76,6 +78,10 @@ export interface AppDeps {
    * export does not hold its cursor (and its database snapshot) forever.
    */
   idleTimeoutMs?: number;
+  /** Headers not all received after this long: the request is refused (408) and the connection closed. */
+  headersTimeoutMs?: number;
+  /** Headers and body not all received after this long: likewise. */
+  requestTimeoutMs?: number;
   /** Redis for rate-limit counters shared by several nodes; in this process when unset. */
   redisUrl?: string | undefined;
   /** Base URL of LINE's Messaging API, for display-name look-ups (tests point it at a fake). */
@@ -131,6 +137,23 @@ const READY_SCHEMA = {
   },
 } as const;
 
+/**
+ * One log line per request, when it ends: reqId, method, URL (apikey redacted), remote address,
+ * status and time taken. Fastify's own pair (incoming, then completed) doubles the log volume.
+ */
+class OneLinePerRequest extends LogController {
+  override incomingRequest(): void {}
+  override requestCompleted(
+    error: Error | null | undefined,
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): void {
+    const fields = { req: request, res: reply, responseTime: reply.elapsedTime };
+    if (error) reply.log.error({ ...fields, err: error }, 'request errored');
+    else reply.log.info(fields, 'request completed');
+  }
+}
+
 function sendError(reply: FastifyReply, error: AppError): FastifyReply {
   return reply.code(error.status).headers(error.headers).type(JSON_TYPE).send(error.toBody());
 }
@@ -173,8 +196,11 @@ export function buildApp(deps: AppDeps): App {
   };
   const checkDeps = createCheckDeps(routeDeps);
 
+  const headersTimeout = deps.headersTimeoutMs ?? 15_000;
+  const requestTimeout = deps.requestTimeoutMs ?? 120_000;
   const app = Fastify({
     loggerInstance: deps.logger,
+    logController: new OneLinePerRequest(),
     routerOptions: {
       ignoreTrailingSlash: true,
       maxParamLength: deps.maxParamLength ?? 65_536,
@@ -197,24 +223,42 @@ export function buildApp(deps: AppDeps): App {
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
     schemaErrorFormatter: validationErrorToAppError,
     connectionTimeout: deps.idleTimeoutMs ?? 60_000,
+    // A client that sends its request a byte at a time is not idle, so the idle timeout alone would
+    // let it hold a connection for ever: the request must arrive whole within these limits (Node
+    // checks them every connectionsCheckingInterval).
+    requestTimeout,
+    http: {
+      headersTimeout,
+      requestTimeout,
+      connectionsCheckingInterval: Math.max(250, Math.min(headersTimeout, requestTimeout) / 4),
+    },
     // Requests Node's HTTP parser refuses (malformed, or headers over the size limit).
     clientErrorHandler: (error, socket) => {
-      if (!socket.writable) return socket.destroy();
-      const tooLarge = (error as NodeJS.ErrnoException).code === 'HPE_HEADER_OVERFLOW';
-      const body = JSON.stringify(
-        tooLarge
-          ? new AppError(
-              'request_header_too_large',
-              431,
-              'the request line or headers are too large',
-            ).toBody()
-          : new AppError('bad_request', 400, 'the request could not be parsed as HTTP').toBody(),
-      );
+      // Nothing can be said on a socket that is gone or already carries an answer.
+      const answering = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+      if (!socket.writable || answering?.headersSent) return socket.destroy();
+      const code = (error as NodeJS.ErrnoException).code;
+      const [status, refusal] =
+        code === 'HPE_HEADER_OVERFLOW'
+          ? [
+              '431 Request Header Fields Too Large',
+              new AppError('request_header_too_large', 431, 'the request line or headers are too large'),
+            ]
+          : code === 'ERR_HTTP_REQUEST_TIMEOUT'
+            ? [
+                '408 Request Timeout',
+                new AppError('request_timeout', 408, 'the request did not arrive in time'),
+              ]
+            : [
+                '400 Bad Request',
+                new AppError('bad_request', 400, 'the request could not be parsed as HTTP'),
+              ];
+      const body = JSON.stringify(refusal.toBody());
       // The answer to a HEAD request has no body, even this one (a client would read it as garbage).
       const rawPacket = (error as unknown as { rawPacket?: Buffer }).rawPacket;
       const head = rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ';
       socket.end(
-        `HTTP/1.1 ${tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request'}\r\n` +
+        `HTTP/1.1 ${status}\r\n` +
           `Content-Type: ${JSON_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${head ? '' : body}`,
       );
     },
@@ -262,6 +306,7 @@ export function buildApp(deps: AppDeps): App {
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-Id', request.id);
   });
+
   const metrics = deps.metrics;
   if (metrics) {
     app.addHook('onResponse', async (request, reply) => {

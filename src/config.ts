@@ -28,6 +28,10 @@ export interface Config {
   shutdownGraceMs: number;
   /** A connection with no traffic either way for this long is closed (a client that stopped reading). */
   idleTimeoutMs: number;
+  /** A request whose headers have not all arrived after this long is refused (slow-header clients). */
+  headersTimeoutMs: number;
+  /** A request (headers and body) not wholly received after this long is refused (slow-body clients). */
+  requestTimeoutMs: number;
   /** Public base URL printed in curl examples (defaults to http://HOST:PORT). */
   publicUrl: string | undefined;
   /** LINE Messaging API base URL, for display-name look-ups. */
@@ -47,11 +51,12 @@ function integer(name: string, raw: string, min: number, max: number): number {
   return Number(raw);
 }
 
+const nonEmpty = (value: string | undefined) => (value === undefined || value === '' ? undefined : value);
+
 export function loadConfig(
   env: NodeJS.ProcessEnv = process.env,
   overrides: Partial<Record<'port' | 'host' | 'dataDir', string>> = {},
 ): Config {
-  const nonEmpty = (value: string | undefined) => (value === undefined || value === '' ? undefined : value);
   const secret = nonEmpty(env.CHATLOG_SECRET);
   if (secret !== undefined && secret.length < 32) {
     throw new UserError('CHATLOG_SECRET must be at least 32 characters long');
@@ -90,6 +95,7 @@ export function loadConfig(
       1000,
       86_400_000,
     ),
+    ...requestTimeouts(env),
     shutdownGraceMs: integer(
       'CHATLOG_SHUTDOWN_GRACE_MS',
       nonEmpty(env.CHATLOG_SHUTDOWN_GRACE_MS) ?? '10000',
@@ -104,6 +110,25 @@ export function loadConfig(
       1024 *
       1024,
   };
+}
+
+function requestTimeouts(env: NodeJS.ProcessEnv) {
+  const headersTimeoutMs = integer(
+    'CHATLOG_HEADERS_TIMEOUT_MS',
+    nonEmpty(env.CHATLOG_HEADERS_TIMEOUT_MS) ?? '15000',
+    500,
+    3_600_000,
+  );
+  const requestTimeoutMs = integer(
+    'CHATLOG_REQUEST_TIMEOUT_MS',
+    nonEmpty(env.CHATLOG_REQUEST_TIMEOUT_MS) ?? '120000',
+    500,
+    86_400_000,
+  );
+  if (headersTimeoutMs > requestTimeoutMs) {
+    throw new UserError('CHATLOG_HEADERS_TIMEOUT_MS must not be longer than CHATLOG_REQUEST_TIMEOUT_MS');
+  }
+  return { headersTimeoutMs, requestTimeoutMs };
 }
 
 function metricsToken(raw: string | undefined): string | undefined {

@@ -41,6 +41,8 @@ export async function startServer(
     lineApiBaseUrl: config.lineApiBaseUrl,
     redisUrl: config.redisUrl,
     idleTimeoutMs: config.idleTimeoutMs,
+    headersTimeoutMs: config.headersTimeoutMs,
+    requestTimeoutMs: config.requestTimeoutMs,
     answerCacheBytes: config.answerCacheBytes,
     publicUrl: config.publicUrl,
     metrics,

@@ -120,6 +120,8 @@ export async function startTestServer(
     logLevel?: string;
     lineApiBaseUrl?: string;
     idleTimeoutMs?: number;
+    headersTimeoutMs?: number;
+    requestTimeoutMs?: number;
     publicUrl?: string;
     metrics?: Metrics;
     metricsToken?: string;
@@ -133,6 +135,8 @@ export async function startTestServer(
     logger: createLogger(options.logLevel ?? 'info', logs),
     lineApiBaseUrl: options.lineApiBaseUrl,
     idleTimeoutMs: options.idleTimeoutMs,
+    headersTimeoutMs: options.headersTimeoutMs,
+    requestTimeoutMs: options.requestTimeoutMs,
     publicUrl: options.publicUrl,
     metrics: options.metrics,
     metricsToken: options.metricsToken,

@@ -21,6 +21,7 @@ export const ERROR_CODES = [
   'payload_too_large',
   'unsupported_media_type',
   'request_header_too_large',
+  'request_timeout',
   'internal_error',
   'unavailable',
 ] as const;

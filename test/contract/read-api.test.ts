@@ -442,7 +442,7 @@ test('no key, nor any part of one, reaches the log', async () => {
   }
 });
 
-test('every answer carries X-Request-Id: the client’s when it looks like one, else a new one, and the log has it', async () => {
+test('every answer carries X-Request-Id: the client’s when it looks like one, else a new one; the request’s one log line has it', async () => {
   const given = await rawRequest(server.url, 'GET', api('100', `apikey=${tokyoKey}`), {
     'x-request-id': 'trace-42.abc_DEF:1',
   });
@@ -453,10 +453,22 @@ test('every answer carries X-Request-Id: the client’s when it looks like one, 
   const refused = await rawRequest(server.url, 'GET', api('100', 'apikey=nope'));
   assert.match(String(refused.headers['x-request-id']), /^[0-9a-f-]{36}$/);
   const logged = server.logs.lines
-    .map((line) => JSON.parse(line) as { reqId?: string; msg?: string })
+    .map(
+      (line) =>
+        JSON.parse(line) as {
+          reqId?: string;
+          msg?: string;
+          req?: { method?: string; url?: string };
+          res?: { statusCode?: number };
+          responseTime?: number;
+        },
+    )
     .filter((line) => line.reqId === 'trace-42.abc_DEF:1');
-  assert.ok(
-    logged.some((line) => line.msg === 'request completed'),
-    'the completed line has the id',
-  );
+  // One line per request, with everything about it.
+  assert.equal(logged.length, 1, JSON.stringify(logged));
+  const [line] = logged;
+  assert.equal(line?.msg, 'request completed');
+  assert.deepEqual([line?.req?.method, line?.req?.url], ['GET', '/api/line/100/messages?apikey=[REDACTED]']);
+  assert.equal(line?.res?.statusCode, 200);
+  assert.equal(typeof line?.responseTime, 'number');
 });

@@ -61,6 +61,10 @@ export const contactLinkSchema = {
   properties: { lineId: { type: 'string' }, vid: { type: 'string' }, name: { type: 'string' } },
 } as const;
 
+const tooSlow = errorResponse('The request did not arrive whole within the time allowed.', [
+  'request_timeout',
+]);
+
 const keyRefusals = {
   401: errorResponse('No key, or not a live ingest key.', ['missing_api_key', 'invalid_api_key']),
   403: errorResponse('The key belongs to another hub.', ['forbidden']),
@@ -98,6 +102,7 @@ export const webhookRouteSchema = {
     400: errorResponse('A correctly signed body that is not a webhook body.', ['invalid_body']),
     401: errorResponse('A missing or wrong signature, or an unknown hub.', ['invalid_signature']),
     405: errorResponse('Only POST.', ['method_not_allowed']),
+    408: tooSlow,
     413: errorResponse('Bodies are limited to 1 MiB.', ['payload_too_large']),
     415: errorResponse('Not application/json.', ['unsupported_media_type']),
     503: unavailableResponse,
@@ -126,6 +131,7 @@ export const recordMessagesRouteSchema = {
     ]),
     ...keyRefusals,
     405: errorResponse('Only POST.', ['method_not_allowed']),
+    408: tooSlow,
     413: errorResponse('The body is larger than 16 MiB.', ['payload_too_large']),
     415: errorResponse('Not application/json.', ['unsupported_media_type']),
     503: unavailableResponse,
@@ -152,6 +158,7 @@ export const linkContactRouteSchema = {
     400: errorResponse('A bad body or id.', ['invalid_body', 'invalid_hub_id']),
     ...keyRefusals,
     405: errorResponse('Only PUT.', ['method_not_allowed']),
+    408: tooSlow,
     415: errorResponse('Not application/json.', ['unsupported_media_type']),
     503: unavailableResponse,
   },

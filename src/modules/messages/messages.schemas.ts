@@ -127,6 +127,7 @@ export const messagesRouteSchema = {
     ]),
     403: errorResponse('The key belongs to another hub.', ['forbidden']),
     405: errorResponse('Only GET and HEAD.', ['method_not_allowed']),
+    408: errorResponse('The request did not arrive whole within the time allowed.', ['request_timeout']),
     429: errorResponse("The key's rate limit is used up; see Retry-After.", ['rate_limited']),
     431: errorResponse('The request line or headers are too large.', ['request_header_too_large']),
     500: errorResponse('An unexpected fault, logged on the server.', ['internal_error']),
