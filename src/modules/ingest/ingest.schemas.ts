@@ -9,6 +9,7 @@ import type { FromSchema } from 'json-schema-to-ts';
 import { errorResponse, unavailableResponse } from '../../lib/schemas.js';
 import { hubIdSchema } from '../hubs/hubs.schemas.js';
 
+/** 1,000 (the summary below says so in words). */
 export const MAX_INGEST_MESSAGES = 1000;
 export const MAX_TEXT = 100_000;
 export const MAX_ID = 200;
@@ -111,7 +112,7 @@ export const webhookRouteSchema = {
 
 export const recordMessagesRouteSchema = {
   operationId: 'recordMessages',
-  summary: `Messages sent from the account side (at most ${MAX_INGEST_MESSAGES.toLocaleString('en')}), stored all or nothing`,
+  summary: 'Messages sent from the account side (at most 1,000), stored all or nothing',
   description:
     'Authorization: Bearer <ingest key>. The key is checked before the body is read. A message sent ' +
     'again with the same id is stored once and counted as a duplicate.',
