@@ -117,7 +117,10 @@ test('no key, channel secret, password or session id in any log line, error, met
     const places = { logs: server.logs.text, answers: seen.join('\n') };
     // Every request left its log line (and trace logging was on), so the scan below saw them all.
     const completed = server.logs.lines.filter((line) => line.includes('"msg":"request completed"'));
-    assert.ok(completed.length >= seen.length, `${completed.length} request lines for ${seen.length} answers`);
+    assert.ok(
+      completed.length >= seen.length,
+      `${completed.length} request lines for ${seen.length} answers`,
+    );
     for (const [where, text] of Object.entries(places)) {
       for (const secret of secrets) {
         assert.ok(!text.includes(secret), `a secret (${secret.slice(0, 4)}…) in the ${where}`);
