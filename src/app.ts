@@ -14,7 +14,9 @@ import Fastify, {
   LogController,
   type RouteOptions,
 } from 'fastify';
+import { parseTimestamp } from './lib/calendar.js';
 import { AppError, type ErrorCode } from './lib/errors.js';
+import { JSON_TYPE } from './lib/http.js';
 import type { Metrics } from './lib/metrics.js';
 import { unavailableResponse, validationErrorToAppError } from './lib/schemas.js';
 import type { SecretBox } from './lib/secrets.js';
@@ -107,8 +109,6 @@ export interface App {
   rateLimiter: RateLimiter;
 }
 
-const JSON_TYPE = 'application/json; charset=utf-8';
-
 /** The paths chatlog serves and the methods each allows, for 405 answers to any other method. */
 const ALLOWED_METHODS: ReadonlyArray<[RegExp, string]> = [
   [/^\/api\/line\/[^/]*\/messages\/?$/, 'GET, HEAD'],
@@ -137,6 +137,9 @@ const READY_SCHEMA = {
   },
 } as const;
 
+/** Requests whose line is written (so an aborted answer is not logged twice). */
+const LOGGED = new WeakSet<FastifyReply>();
+
 /**
  * One log line per request, when it ends: reqId, method, URL (apikey redacted), remote address,
  * status and time taken. Fastify's own pair (incoming, then completed) doubles the log volume.
@@ -148,6 +151,7 @@ class OneLinePerRequest extends LogController {
     request: FastifyRequest,
     reply: FastifyReply,
   ): void {
+    LOGGED.add(reply);
     const fields = { req: request, res: reply, responseTime: reply.elapsedTime };
     if (error) reply.log.error({ ...fields, err: error }, 'request errored');
     else reply.log.info(fields, 'request completed');
@@ -196,8 +200,8 @@ export function buildApp(deps: AppDeps): App {
   };
   const checkDeps = createCheckDeps(routeDeps);
 
-  const headersTimeout = deps.headersTimeoutMs ?? 15_000;
   const requestTimeout = deps.requestTimeoutMs ?? 120_000;
+  const headersTimeout = Math.min(deps.headersTimeoutMs ?? 15_000, requestTimeout);
   const app = Fastify({
     loggerInstance: deps.logger,
     logController: new OneLinePerRequest(),
@@ -220,7 +224,12 @@ export function buildApp(deps: AppDeps): App {
       >,
     },
     // A number is not a string, and a field chatlog does not know is left alone.
-    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
+    // A date-time is what chatlog can store: parseTimestamp's reading (seconds and a zone required).
+    ajv: {
+      customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false, allowUnionTypes: true },
+      onCreate: (ajv: { addFormat(name: string, validate: (text: string) => boolean): unknown }) =>
+        ajv.addFormat('date-time', (text) => parseTimestamp(text) !== undefined),
+    },
     schemaErrorFormatter: validationErrorToAppError,
     connectionTimeout: deps.idleTimeoutMs ?? 60_000,
     // A client that sends its request a byte at a time is not idle, so the idle timeout alone would
@@ -230,7 +239,7 @@ export function buildApp(deps: AppDeps): App {
     http: {
       headersTimeout,
       requestTimeout,
-      connectionsCheckingInterval: Math.max(250, Math.min(headersTimeout, requestTimeout) / 4),
+      connectionsCheckingInterval: Math.max(250, Math.floor(headersTimeout / 4)),
     },
     // Requests Node's HTTP parser refuses (malformed, or headers over the size limit).
     clientErrorHandler: (error, socket) => {
@@ -253,13 +262,19 @@ export function buildApp(deps: AppDeps): App {
                 '400 Bad Request',
                 new AppError('bad_request', 400, 'the request could not be parsed as HTTP'),
               ];
+      deps.logger.info(
+        { code, status: refusal.status, remoteAddress: socket.remoteAddress },
+        'request refused before it was read',
+      );
       const body = JSON.stringify(refusal.toBody());
       // The answer to a HEAD request has no body, even this one (a client would read it as garbage).
       const rawPacket = (error as unknown as { rawPacket?: Buffer }).rawPacket;
       const head = rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ';
+      // Closed, not half-closed: a client that keeps its side open must not keep the connection.
       socket.end(
         `HTTP/1.1 ${status}\r\n` +
           `Content-Type: ${JSON_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${head ? '' : body}`,
+        () => socket.destroy(),
       );
     },
     // A malformed path (bad percent-encoding) still gets the contract's answer.
@@ -305,6 +320,12 @@ export function buildApp(deps: AppDeps): App {
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-Id', request.id);
+    // An answer cut short (the client left, the idle timeout, a shutdown) gets its line too.
+    reply.raw.once('close', () => {
+      if (!reply.raw.writableFinished && !LOGGED.has(reply)) {
+        request.log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request aborted');
+      }
+    });
   });
 
   const metrics = deps.metrics;

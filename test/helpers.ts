@@ -113,6 +113,8 @@ export interface TestServer extends TestStore {
   logs: LogCapture;
   /** GET/HEAD/etc. against the listening server. */
   request(pathAndQuery: string, init?: RequestInit): Promise<Response>;
+  /** How many connections the server holds open now. */
+  openConnections(): Promise<number>;
 }
 
 export async function startTestServer(
@@ -150,6 +152,10 @@ export async function startTestServer(
     url,
     logs,
     request: (pathAndQuery, init) => fetch(url + pathAndQuery, init),
+    openConnections: () =>
+      new Promise<number>((resolve, reject) =>
+        app.server.getConnections((error, count) => (error ? reject(error) : resolve(count))),
+      ),
     close: async () => {
       await app.close();
       await base.close();

@@ -8,6 +8,9 @@ import {
   constants as zlibConstants,
 } from 'node:zlib';
 
+/** The Content-Type of every JSON answer. */
+export const JSON_TYPE = 'application/json; charset=utf-8';
+
 export type ContentEncoding = 'br' | 'gzip' | 'identity';
 
 /**

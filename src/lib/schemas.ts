@@ -20,7 +20,7 @@ declare module 'fastify' {
 }
 
 /** The error body with the codes one status can carry. */
-export function errorBodySchema(codes: readonly ErrorCode[]) {
+function errorBodySchema(codes: readonly ErrorCode[]) {
   return {
     type: 'object',
     required: ['error'],
@@ -45,10 +45,37 @@ export function errorResponse(description: string, codes: readonly ErrorCode[]) 
   return { description, ...errorBodySchema(codes) };
 }
 
-export const unavailableResponse = errorResponse(
-  'The store cannot answer now; retry after Retry-After seconds.',
-  ['unavailable'],
+export const unavailableResponse = {
+  ...errorResponse('The store cannot answer now; retry after Retry-After seconds.', ['unavailable']),
+  headers: { 'Retry-After': { type: 'integer', description: 'Seconds to wait before retrying.' } },
+} as const;
+
+export const requestTimeoutResponse = errorResponse(
+  'The request did not arrive whole within the time allowed; the connection is closed.',
+  ['request_timeout'],
 );
+
+export const internalErrorResponse = errorResponse('An unexpected fault, logged on the server.', [
+  'internal_error',
+]);
+
+/** 405, with the Allow header that lists the methods the path takes. */
+export function methodNotAllowedResponse(allowed: string) {
+  return {
+    ...errorResponse(`Only ${allowed}.`, ['method_not_allowed']),
+    headers: { Allow: { type: 'string', description: `"${allowed}"` } },
+  } as const;
+}
+
+/** 429, with when to retry. */
+export const rateLimitedResponse = {
+  ...errorResponse("The key's rate limit is used up.", ['rate_limited']),
+  headers: {
+    'Retry-After': { type: 'integer', description: 'Seconds until the key may ask again.' },
+    RateLimit: { type: 'string', description: 'The remaining quota (IETF RateLimit header fields).' },
+    'RateLimit-Policy': { type: 'string', description: "The key's limit." },
+  },
+} as const;
 
 /**
  * For routes whose checks must run in an order a schema validator cannot keep (the read API's
@@ -81,7 +108,7 @@ function describeTypes(type: unknown): string {
 }
 
 /** One ajv error as a sentence that names the item and field, e.g. "body[1].msg: must be a string". */
-export function describeValidationError(error: FastifySchemaValidationError, dataVar: string): string {
+function describeValidationError(error: FastifySchemaValidationError, dataVar: string): string {
   const where = locate(dataVar, error.instancePath);
   const params = error.params;
   switch (error.keyword) {
@@ -100,6 +127,10 @@ export function describeValidationError(error: FastifySchemaValidationError, dat
     case 'minimum':
     case 'maximum':
       return `${where}: must be ${error.keyword === 'minimum' ? 'at least' : 'at most'} ${String(params.limit)}`;
+    case 'format':
+      return params.format === 'date-time'
+        ? `${where}: must be an ISO 8601 time with seconds and a zone, such as 2019-11-03T10:15:00.000Z`
+        : `${where}: must be a ${String(params.format)}`;
     case 'pattern':
       return `${where}: is not of the expected form`;
     default:

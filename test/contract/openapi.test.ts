@@ -6,8 +6,10 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
 import fc from 'fast-check';
 import { buildApp } from '../../src/app.js';
+import { parseTimestamp } from '../../src/lib/calendar.js';
 import { ERROR_CODES } from '../../src/lib/errors.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { createSecretBox } from '../../src/lib/secrets.js';
@@ -77,6 +79,9 @@ test('every error code the API can answer is in the document, each under a statu
 /** The document's schema of an operation's body, with its component references resolvable. */
 function bodyValidator(path: string, method: string) {
   const ajv = new Ajv({ strict: false });
+  // chatlog reads format date-time as parseTimestamp does (the field's description says how); the
+  // test below holds that reading to RFC 3339.
+  ajv.addFormat('date-time', (text: string) => parseTimestamp(text) !== undefined);
   for (const [name, schema] of Object.entries(document.components.schemas)) {
     ajv.addSchema(schema as object, `#/components/schemas/${name}`);
   }
@@ -84,6 +89,39 @@ function bodyValidator(path: string, method: string) {
   assert.ok(schema, `${method} ${path} has a request body`);
   return ajv.compile(schema as object);
 }
+
+/** Strings shaped like timestamps, valid or not: impossible days and hours, odd zones, fractions. */
+const timestampLike = fc
+  .tuple(
+    fc.integer({ min: 0, max: 9999 }),
+    fc.integer({ min: 0, max: 13 }),
+    fc.integer({ min: 0, max: 32 }),
+    fc.integer({ min: 0, max: 25 }),
+    fc.integer({ min: 0, max: 61 }),
+    fc.constantFrom('', '.5', '.123', '.1234'),
+    fc.constantFrom('Z', 'z', '+09:00', '-05:30', '+24:00', '', '+0900'),
+    fc.constantFrom('T', 't', ' '),
+  )
+  .map(([y, mo, d, h, mi, fraction, zone, separator]) => {
+    const two = (n: number) => String(n).padStart(2, '0');
+    return `${String(y).padStart(4, '0')}-${two(mo)}-${two(d)}${separator}${two(h)}:${two(mi)}:${two(mi)}${fraction}${zone}`;
+  });
+
+test('every createdAt chatlog accepts is an RFC 3339 date-time (as ajv-formats reads it)', () => {
+  const ajv = new Ajv();
+  addFormats.default(ajv);
+  const rfc3339 = ajv.compile({ type: 'string', format: 'date-time' });
+  let accepted = 0;
+  fc.assert(
+    fc.property(timestampLike, (text) => {
+      if (parseTimestamp(text) === undefined) return;
+      accepted += 1;
+      assert.ok(rfc3339(text), text);
+    }),
+    { numRuns: 3000 },
+  );
+  assert.ok(accepted > 100, `only ${accepted} accepted: the property says little`);
+});
 
 test("POST /ingest/line/{hubId}/messages: the server accepts exactly the bodies the document's schema accepts", async () => {
   const validates = bodyValidator('/ingest/line/{hubId}/messages', 'post');
@@ -96,7 +134,13 @@ test("POST /ingest/line/{hubId}/messages: the server accepts exactly the bodies 
       contentType: field,
       sender: field,
       id: field,
-      createdAt: fc.oneof(fc.constant('2019-11-03T10:15:00.000Z'), fc.constant(null), fc.integer()),
+      createdAt: fc.oneof(
+        timestampLike,
+        fc.constantFrom('2019-11-03T10:15:00.000Z', '2019-02-30T00:00:00Z', 'yesterday', ''),
+        fc.constant(null),
+        fc.integer(),
+        fc.string({ maxLength: 30 }),
+      ),
       extra: field,
     },
     { requiredKeys: [] },

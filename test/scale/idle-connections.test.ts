@@ -41,7 +41,8 @@ interface Held {
 }
 
 function hold(kind: Kind): Held {
-  const socket = net.connect(port, '127.0.0.1');
+  // allowHalfOpen: the client keeps its own side open after the server's answer, as a hostile one would.
+  const socket = net.connect({ port, host: '127.0.0.1', allowHalfOpen: true });
   let answer = '';
   let bytesSent = 0;
   let timer: NodeJS.Timeout | undefined;
@@ -70,12 +71,15 @@ function hold(kind: Kind): Held {
     answer += chunk.toString('latin1');
   });
   socket.on('error', () => undefined);
-  const closed = new Promise<{ answer: string; bytesSent: number }>((resolve) =>
-    socket.on('close', () => {
+  // The server ended it: its FIN arrived (the client keeps its own side open), or the socket died.
+  const closed = new Promise<{ answer: string; bytesSent: number }>((resolve) => {
+    const done = () => {
       clearInterval(timer);
       resolve({ answer, bytesSent });
-    }),
-  );
+    };
+    socket.once('end', done);
+    socket.once('close', done);
+  });
   return { kind, closed, stop: () => socket.destroy() };
 }
 
@@ -87,7 +91,7 @@ test('1,000 connections that never finish a request: others are served, and each
     // Let them all connect and start trickling, then ask as ordinary clients.
     await new Promise((resolve) => setTimeout(resolve, 400));
     const served = await Promise.all(
-      Array.from({ length: 20 }, () => rawRequest(server.url, 'GET', '/healthz')),
+      Array.from({ length: 20 }, () => rawRequest(server.url, 'GET', '/healthz', { connection: 'close' })),
     );
     assert.deepEqual(
       served.map((r) => r.status),
@@ -107,11 +111,18 @@ test('1,000 connections that never finish a request: others are served, and each
         assert.match(outcome.answer, /^HTTP\/1\.1 408 /, `${kind}: ${outcome.answer}`);
       if (kind === 'slow-body') assert.ok(outcome.bytesSent < 100_000);
     }
+    // And the server let go of them all: none is left half-open on its side.
+    let open = await server.openConnections();
+    for (let i = 0; i < 10 && open > 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      open = await server.openConnections();
+    }
+    assert.equal(open, 0, 'connections the server still holds');
     const trickled = outcomes.filter((o, i) => held[i]?.kind !== 'silent' && o.bytesSent > 3);
     assert.ok(trickled.length > 0, 'the slow clients kept sending past the idle checks');
 
     // And the server is as it was.
-    assert.equal((await rawRequest(server.url, 'GET', '/healthz')).status, 200);
+    assert.equal((await rawRequest(server.url, 'GET', '/healthz', { connection: 'close' })).status, 200);
     t.diagnostic(`${count} held connections, all closed by the server's timeouts`);
   } finally {
     for (const h of held) h.stop();

@@ -11,6 +11,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { parseCookies, serializeCookie } from '../../lib/cookies.js';
 import { AppError } from '../../lib/errors.js';
 import { PAGE_SECURITY_HEADERS } from '../../lib/html.js';
+import { JSON_TYPE } from '../../lib/http.js';
 import { type Language, pickLanguage, WORDS, type Words } from './account.i18n.js';
 import { confirmRevokePage, keysPage, messagePage, signInPage } from './account.pages.js';
 import { type AccountService, SESSION_TTL_MS, type SignedIn } from './account.usecases.js';
@@ -282,7 +283,7 @@ export function registerAccountRoutes(app: FastifyInstance, deps: AccountRouteDe
         throw new AppError('forbidden', 403, 'the CSRF token is missing or wrong');
       }
       const key = await accounts.revealKey(signedIn, request.params.keyId);
-      return reply.type('application/json; charset=utf-8').send({ key });
+      return reply.type(JSON_TYPE).send({ key });
     });
 
     scope.get<{ Params: { file: string } }>('/account/assets/:file', async (request, reply) => {

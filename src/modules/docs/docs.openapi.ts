@@ -15,7 +15,7 @@ export interface DocumentedRoute {
   schema?: FastifySchema | undefined;
 }
 
-type JsonObject = Record<string, unknown>;
+export type JsonObject = Record<string, unknown>;
 
 const COMPONENTS: Record<string, unknown> = {
   Contact: contactSchema,
@@ -25,7 +25,7 @@ const COMPONENTS: Record<string, unknown> = {
   Error: errorSchema,
 };
 
-const isObject = (value: unknown): value is JsonObject =>
+export const isObject = (value: unknown): value is JsonObject =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The schema with every shape that is a component replaced by a reference to it. */

@@ -4,11 +4,8 @@
  * stylesheet: nothing from a CDN, no script.
  */
 import { escapeHtml } from '../../lib/html.js';
+import { isObject, type JsonObject } from './docs.openapi.js';
 
-type JsonObject = Record<string, unknown>;
-
-const isObject = (value: unknown): value is JsonObject =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 const objectAt = (value: unknown, key: string): JsonObject => {
   const found = isObject(value) ? value[key] : undefined;
   return isObject(found) ? found : {};
@@ -110,11 +107,12 @@ function operationSection(method: string, path: string, op: JsonObject, baseUrl:
   parts.push(
     table(
       'Answers',
-      ['status', 'meaning', 'error codes'],
+      ['status', 'meaning', 'error codes', 'headers'],
       Object.entries(responses).map(([status, answer]) => [
         escapeHtml(status),
         escapeHtml(text(isObject(answer) ? answer.description : '')),
         codesOf(answer).map(code).join(' '),
+        Object.keys(objectAt(answer, 'headers')).map(code).join(' '),
       ]),
     ),
   );

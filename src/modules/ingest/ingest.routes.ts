@@ -1,6 +1,7 @@
 /** POST /webhooks/line/:hubId (LINE) and the ingest API (/ingest/line/:hubId/...). */
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../lib/errors.js';
+import { JSON_TYPE } from '../../lib/http.js';
 import { checkedByHandler } from '../../lib/schemas.js';
 import type { RateLimiter } from '../keys/keys.ratelimit.js';
 import type { KeyService } from '../keys/keys.usecases.js';
@@ -16,7 +17,6 @@ import type { IngestService } from './ingest.usecases.js';
 
 export const WEBHOOK_BODY_LIMIT = 1024 * 1024;
 export const INGEST_BODY_LIMIT = 16 * 1024 * 1024;
-const JSON_TYPE = 'application/json; charset=utf-8';
 const OTHER_METHODS = ['GET', 'HEAD', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'POST'] as const;
 
 function onlyMethods(allowed: string) {

@@ -6,14 +6,21 @@
  */
 import type { FastifySchema } from 'fastify';
 import type { FromSchema } from 'json-schema-to-ts';
-import { errorResponse, unavailableResponse } from '../../lib/schemas.js';
+import {
+  errorResponse,
+  internalErrorResponse,
+  methodNotAllowedResponse,
+  rateLimitedResponse,
+  requestTimeoutResponse,
+  unavailableResponse,
+} from '../../lib/schemas.js';
 import { hubIdSchema } from '../hubs/hubs.schemas.js';
 
 /** 1,000 (the summary below says so in words). */
-export const MAX_INGEST_MESSAGES = 1000;
-export const MAX_TEXT = 100_000;
-export const MAX_ID = 200;
-export const MAX_VID = 100;
+const MAX_INGEST_MESSAGES = 1000;
+const MAX_TEXT = 100_000;
+const MAX_ID = 200;
+const MAX_VID = 100;
 
 export const accountMessageSchema = {
   type: 'object',
@@ -32,7 +39,9 @@ export const accountMessageSchema = {
     createdAt: {
       type: ['string', 'null'],
       maxLength: 40,
-      description: 'ISO 8601 with seconds and a zone (Z or ±HH:MM); when it arrives if absent.',
+      format: 'date-time',
+      description:
+        'ISO 8601 / RFC 3339 with seconds and a zone (Z or ±HH:MM), years 0000 to 9999; when it arrives if absent.',
       examples: ['2019-11-03T10:15:00.000Z'],
     },
   },
@@ -62,14 +71,13 @@ export const contactLinkSchema = {
   properties: { lineId: { type: 'string' }, vid: { type: 'string' }, name: { type: 'string' } },
 } as const;
 
-const tooSlow = errorResponse('The request did not arrive whole within the time allowed.', [
-  'request_timeout',
-]);
-
 const keyRefusals = {
-  401: errorResponse('No key, or not a live ingest key.', ['missing_api_key', 'invalid_api_key']),
+  401: {
+    ...errorResponse('No key, or not a live ingest key.', ['missing_api_key', 'invalid_api_key']),
+    headers: { 'WWW-Authenticate': { type: 'string', description: 'Bearer realm="chatlog"' } },
+  },
   403: errorResponse('The key belongs to another hub.', ['forbidden']),
-  429: errorResponse("The key's rate limit is used up; see Retry-After.", ['rate_limited']),
+  429: rateLimitedResponse,
 } as const;
 
 export const webhookRouteSchema = {
@@ -102,10 +110,11 @@ export const webhookRouteSchema = {
     200: { description: 'Every event is stored (or was already).', type: 'object' },
     400: errorResponse('A correctly signed body that is not a webhook body.', ['invalid_body']),
     401: errorResponse('A missing or wrong signature, or an unknown hub.', ['invalid_signature']),
-    405: errorResponse('Only POST.', ['method_not_allowed']),
-    408: tooSlow,
+    405: methodNotAllowedResponse('POST'),
+    408: requestTimeoutResponse,
     413: errorResponse('Bodies are limited to 1 MiB.', ['payload_too_large']),
     415: errorResponse('Not application/json.', ['unsupported_media_type']),
+    500: internalErrorResponse,
     503: unavailableResponse,
   },
 } as const satisfies FastifySchema;
@@ -131,10 +140,11 @@ export const recordMessagesRouteSchema = {
       'invalid_hub_id',
     ]),
     ...keyRefusals,
-    405: errorResponse('Only POST.', ['method_not_allowed']),
-    408: tooSlow,
+    405: methodNotAllowedResponse('POST'),
+    408: requestTimeoutResponse,
     413: errorResponse('The body is larger than 16 MiB.', ['payload_too_large']),
     415: errorResponse('Not application/json.', ['unsupported_media_type']),
+    500: internalErrorResponse,
     503: unavailableResponse,
   },
 } as const satisfies FastifySchema;
@@ -158,9 +168,11 @@ export const linkContactRouteSchema = {
     200: { description: 'The contact as it now is.', ...contactLinkSchema },
     400: errorResponse('A bad body or id.', ['invalid_body', 'invalid_hub_id']),
     ...keyRefusals,
-    405: errorResponse('Only PUT.', ['method_not_allowed']),
-    408: tooSlow,
+    405: methodNotAllowedResponse('PUT'),
+    408: requestTimeoutResponse,
+    413: errorResponse('The body is larger than 1 MiB.', ['payload_too_large']),
     415: errorResponse('Not application/json.', ['unsupported_media_type']),
+    500: internalErrorResponse,
     503: unavailableResponse,
   },
 } as const satisfies FastifySchema;

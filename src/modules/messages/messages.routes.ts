@@ -2,7 +2,14 @@
 import { PassThrough, pipeline, Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../lib/errors.js';
-import { createCompressor, etagMatches, negotiateEncoding, rawQueryOf, weakEtag } from '../../lib/http.js';
+import {
+  createCompressor,
+  etagMatches,
+  JSON_TYPE,
+  negotiateEncoding,
+  rawQueryOf,
+  weakEtag,
+} from '../../lib/http.js';
 import { checkedByHandler } from '../../lib/schemas.js';
 import type { Store } from '../../store/store.js';
 import { type HubService, isValidHubId } from '../hubs/hubs.usecases.js';
@@ -114,7 +121,7 @@ export async function answerMessages(
 
   if (etagMatches(request.headers['if-none-match'], etag)) return reply.code(304).send();
 
-  reply.type('application/json; charset=utf-8');
+  reply.type(JSON_TYPE);
   if (encoding !== 'identity') reply.header('Content-Encoding', encoding);
   if (request.method === 'HEAD') return reply.send();
 

@@ -5,7 +5,14 @@
  */
 import type { FastifySchema } from 'fastify';
 import { DAY_PATTERN } from '../../lib/calendar.js';
-import { errorResponse, unavailableResponse } from '../../lib/schemas.js';
+import {
+  errorResponse,
+  internalErrorResponse,
+  methodNotAllowedResponse,
+  rateLimitedResponse,
+  requestTimeoutResponse,
+  unavailableResponse,
+} from '../../lib/schemas.js';
 import { hubIdSchema } from '../hubs/hubs.schemas.js';
 import { KEY_PATTERN } from '../keys/keys.format.js';
 import { MESSAGES_CHECK_ORDER } from './messages.checks.js';
@@ -85,6 +92,10 @@ export const messagesRouteSchema = {
       description: 'The contacts with a message in the range.',
       headers: {
         ETag: { type: 'string', description: 'Weak; send it back in If-None-Match.' },
+        'Cache-Control': { type: 'string', description: '"private, no-store"' },
+        Vary: { type: 'string', description: '"Accept-Encoding"' },
+        RateLimit: { type: 'string', description: 'Only for a key with a rate limit: what is left.' },
+        'RateLimit-Policy': { type: 'string', description: 'Only for a key with a rate limit: the limit.' },
       },
       type: 'array',
       items: contactSchema,
@@ -126,11 +137,11 @@ export const messagesRouteSchema = {
       'invalid_api_key',
     ]),
     403: errorResponse('The key belongs to another hub.', ['forbidden']),
-    405: errorResponse('Only GET and HEAD.', ['method_not_allowed']),
-    408: errorResponse('The request did not arrive whole within the time allowed.', ['request_timeout']),
-    429: errorResponse("The key's rate limit is used up; see Retry-After.", ['rate_limited']),
+    405: methodNotAllowedResponse('GET, HEAD'),
+    408: requestTimeoutResponse,
+    429: rateLimitedResponse,
     431: errorResponse('The request line or headers are too large.', ['request_header_too_large']),
-    500: errorResponse('An unexpected fault, logged on the server.', ['internal_error']),
+    500: internalErrorResponse,
     503: unavailableResponse,
   },
 } as const satisfies FastifySchema;
