@@ -6,7 +6,7 @@
  */
 import type { FastifySchema } from 'fastify';
 import { errorSchema } from '../../lib/schemas.js';
-import { accountMessageSchema, contactLinkSchema } from '../ingest/ingest.schemas.js';
+import { accountMessageSchema, contactLinkBodySchema, contactLinkSchema } from '../ingest/ingest.schemas.js';
 import { contactSchema, messageSchema } from '../messages/messages.schemas.js';
 
 export interface DocumentedRoute {
@@ -21,6 +21,7 @@ const COMPONENTS: Record<string, unknown> = {
   Contact: contactSchema,
   Message: messageSchema,
   AccountMessage: accountMessageSchema,
+  ContactLinkChange: contactLinkBodySchema,
   ContactLink: contactLinkSchema,
   Error: errorSchema,
 };

@@ -13,6 +13,9 @@ const objectAt = (value: unknown, key: string): JsonObject => {
 const text = (value: unknown): string => (typeof value === 'string' ? value : '');
 const code = (value: string) => `<code>${escapeHtml(value)}</code>`;
 
+/** 100000 → "100,000" (toLocaleString would load ICU's data on first use). */
+const thousands = (n: number) => String(n).replace(/\B(?=(\d{3})+$)/g, ',');
+
 /** A schema as a short phrase: "string (pattern …)", "array of Contact", "Error". */
 function describeType(schema: unknown): string {
   if (!isObject(schema)) return '';
@@ -27,8 +30,9 @@ function describeType(schema: unknown): string {
   if (Array.isArray(schema.enum)) return `one of ${schema.enum.map((v) => code(String(v))).join(' ')}`;
   const details = [
     typeof schema.format === 'string' ? schema.format : undefined,
-    typeof schema.maxLength === 'number' ? `at most ${schema.maxLength} characters` : undefined,
-    typeof schema.maxItems === 'number' ? `at most ${schema.maxItems} items` : undefined,
+    schema.minLength === 1 ? 'not empty' : undefined,
+    typeof schema.maxLength === 'number' ? `at most ${thousands(schema.maxLength)} characters` : undefined,
+    typeof schema.maxItems === 'number' ? `at most ${thousands(schema.maxItems)} items` : undefined,
     schema.default !== undefined ? `default ${JSON.stringify(schema.default)}` : undefined,
   ].filter((d): d is string => d !== undefined);
   const pattern = typeof schema.pattern === 'string' ? `, matching ${code(schema.pattern)}` : '';
