@@ -50,15 +50,6 @@ export interface ErrorBody {
   error: { code: ErrorCode; message: string };
 }
 
-export function createError(args: {
-  code: ErrorCode;
-  status: number;
-  message: string;
-  headers?: Record<string, string>;
-}): AppError {
-  return new AppError(args.code, args.status, args.message, args.headers);
-}
-
 /** A mistake of the person at the command line: printed as one line, exit code 1. */
 export class UserError extends Error {
   constructor(message: string) {

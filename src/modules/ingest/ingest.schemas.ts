@@ -71,6 +71,14 @@ export const contactLinkSchema = {
   properties: { lineId: { type: 'string' }, vid: { type: 'string' }, name: { type: 'string' } },
 } as const;
 
+/** What every route that reads a JSON body can also answer. */
+const jsonBodyRefusals = {
+  408: requestTimeoutResponse,
+  415: errorResponse('Not application/json.', ['unsupported_media_type']),
+  500: internalErrorResponse,
+  503: unavailableResponse,
+} as const;
+
 const keyRefusals = {
   401: {
     ...errorResponse('No key, or not a live ingest key.', ['missing_api_key', 'invalid_api_key']),
@@ -111,11 +119,8 @@ export const webhookRouteSchema = {
     400: errorResponse('A correctly signed body that is not a webhook body.', ['invalid_body']),
     401: errorResponse('A missing or wrong signature, or an unknown hub.', ['invalid_signature']),
     405: methodNotAllowedResponse('POST'),
-    408: requestTimeoutResponse,
     413: errorResponse('Bodies are limited to 1 MiB.', ['payload_too_large']),
-    415: errorResponse('Not application/json.', ['unsupported_media_type']),
-    500: internalErrorResponse,
-    503: unavailableResponse,
+    ...jsonBodyRefusals,
   },
 } as const satisfies FastifySchema;
 
@@ -141,11 +146,8 @@ export const recordMessagesRouteSchema = {
     ]),
     ...keyRefusals,
     405: methodNotAllowedResponse('POST'),
-    408: requestTimeoutResponse,
     413: errorResponse('The body is larger than 16 MiB.', ['payload_too_large']),
-    415: errorResponse('Not application/json.', ['unsupported_media_type']),
-    500: internalErrorResponse,
-    503: unavailableResponse,
+    ...jsonBodyRefusals,
   },
 } as const satisfies FastifySchema;
 
@@ -169,10 +171,7 @@ export const linkContactRouteSchema = {
     400: errorResponse('A bad body or id.', ['invalid_body', 'invalid_hub_id']),
     ...keyRefusals,
     405: methodNotAllowedResponse('PUT'),
-    408: requestTimeoutResponse,
     413: errorResponse('The body is larger than 1 MiB.', ['payload_too_large']),
-    415: errorResponse('Not application/json.', ['unsupported_media_type']),
-    500: internalErrorResponse,
-    503: unavailableResponse,
+    ...jsonBodyRefusals,
   },
 } as const satisfies FastifySchema;
