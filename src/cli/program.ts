@@ -1,0 +1,339 @@
+/**
+ * The `chatlog` command line (CONTRACT §7). Exit 0 on success; 1 with one clear line on stderr
+ * for a user error; never a stack trace unless --debug is given.
+ */
+
+import { availableParallelism } from 'node:os';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { loadConfig } from '../config.js';
+import {
+  canonicalTimeZone,
+  dayKey,
+  dayRangeInZone,
+  formatTimestamp,
+  parseCalendarDay,
+} from '../lib/calendar.js';
+import { describeStartFailure, UserError } from '../lib/errors.js';
+import { requireHubId } from '../modules/hubs/hubs.usecases.js';
+import { importFile } from '../modules/ingest/import.usecases.js';
+import { KEY_SCOPES, type KeySummary } from '../modules/keys/keys.usecases.js';
+import { serializeMessages } from '../modules/messages/messages.serializer.js';
+import { SqliteStore } from '../store/sqlite/sqlite.store.js';
+import type { KeyScope } from '../store/store.js';
+import { runDemo } from './demo.js';
+import { askNewPassword, readAllStdin } from './password.js';
+import { type GlobalOptions, withRuntime } from './runtime.js';
+
+function positiveInteger(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 1_000_000_000) {
+    throw new InvalidArgumentError('must be a whole number of 1 or more');
+  }
+  return Number(value);
+}
+
+function calendarDay(value: string): string {
+  if (!parseCalendarDay(value)) throw new InvalidArgumentError('must be a real date in the form YYYY-MM-DD');
+  return value;
+}
+
+function optionalTime(ms: number | null): string {
+  return ms === null ? '-' : formatTimestamp(ms);
+}
+
+function keyLine(key: KeySummary): string {
+  return [
+    key.id,
+    key.scope,
+    key.label === '' ? '-' : key.label,
+    formatTimestamp(key.createdAt),
+    optionalTime(key.lastUsedAt),
+    optionalTime(key.revokedAt),
+  ].join('\t');
+}
+
+export function buildProgram(): Command {
+  const program = new Command('chatlog')
+    .description(
+      'Keeps the LINE chat messages of HubSpot portals and serves them through one read-only JSON API.',
+    )
+    .option('--data-dir <dir>', 'data directory of the embedded store (env CHATLOG_DATA_DIR, default ./data)')
+    .option('--debug', 'print stack traces of errors')
+    .configureOutput({ outputError: (text, write) => write(text) });
+  const globals = () => program.opts<GlobalOptions>();
+
+  program
+    .command('serve')
+    .description('run the HTTP server until SIGINT/SIGTERM, then drain in-flight requests')
+    .option('--port <n>', 'TCP port (env PORT, default 3000)')
+    .option('--host <address>', 'address to bind (env HOST, default 127.0.0.1)')
+    .option(
+      '--workers <n>',
+      'server processes sharing the port (default: one per core)',
+      positiveInteger,
+      availableParallelism(),
+    )
+    .action(async (options: { port?: string; host?: string; workers: number }) => {
+      const config = loadConfig(process.env, {
+        port: options.port,
+        host: options.host,
+        dataDir: globals().dataDir,
+      });
+      // With several workers, bring the schema up to date once before they start; a single
+      // process does it itself when it opens the store.
+      if (options.workers > 1) await withRuntime(globals(), async () => undefined);
+      // Loaded here: the HTTP server is not needed by the other commands.
+      const { serve } = await import('../server.js');
+      await serve(config, options.workers);
+    });
+
+  program
+    .command('migrate')
+    .description("bring the store's schema up to date (serve and every command also do)")
+    .action(async () => {
+      await withRuntime(globals(), async () => {
+        process.stderr.write('chatlog: schema is up to date\n');
+      });
+    });
+
+  const hub = program.command('hub').description('hub settings');
+  hub
+    .command('add <hubId>')
+    .description('create a hub, or update the settings given (the others keep their value)')
+    .option('--time-zone <zone>', 'IANA time zone the days of from/to are read in (default UTC)')
+    .option(
+      '--line-channel-secret <secret>',
+      "the LINE channel's secret, to verify its webhooks (- reads stdin)",
+    )
+    .option(
+      '--line-channel-access-token <token>',
+      "the LINE channel's access token, to look up display names",
+    )
+    .action(
+      async (
+        hubId: string,
+        options: { timeZone?: string; lineChannelSecret?: string; lineChannelAccessToken?: string },
+      ) => {
+        // "-" reads the value from stdin, so it stays out of `ps` and the shell history.
+        const fromStdin = Object.entries(options).filter(([, value]) => value === '-');
+        if (fromStdin.length > 1) throw new UserError('only one setting can be read from stdin');
+        if (fromStdin[0]) {
+          const chunks: Buffer[] = [];
+          for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+          (options as Record<string, string>)[fromStdin[0][0]] = Buffer.concat(chunks)
+            .toString('utf8')
+            .trim();
+        }
+        await withRuntime(globals(), async ({ hubs }) => {
+          const { hub: saved, created } = await hubs.add(hubId, options);
+          process.stderr.write(
+            `chatlog: hub ${saved.id} ${created ? 'created' : 'updated'} (time zone ${saved.timeZone}, LINE channel secret ${
+              saved.lineChannelSecretEncrypted ? 'set' : 'not set'
+            }, access token ${saved.lineChannelAccessTokenEncrypted ? 'set' : 'not set'})\n`,
+          );
+        });
+      },
+    );
+
+  const account = program.command('account').description('logins to the account screen (/account)');
+  account
+    .command('add <email>')
+    .description('create a login (or set a new password) and give it hubs; the password is asked for')
+    .requiredOption('--hub <hubId...>', 'a hub the account may see (repeat for more)')
+    .option('--password-stdin', 'read the password from stdin instead of asking')
+    .action(async (email: string, options: { hub: string[]; passwordStdin?: boolean }) => {
+      const password = options.passwordStdin ? await readAllStdin() : await askNewPassword();
+      await withRuntime(globals(), async ({ accounts }) => {
+        const { created } = await accounts.add(email, options.hub, password);
+        process.stderr.write(
+          `chatlog: account ${email.trim().toLowerCase()} ${created ? 'created' : 'updated'} (hubs ${options.hub.join(', ')}); sign in at /account\n`,
+        );
+      });
+    });
+
+  const key = program.command('key').description('API keys');
+  key
+    .command('issue <hubId>')
+    .description('issue a new key and print it alone on stdout')
+    .addOption(new Option('--scope <scope>', 'what the key may do').choices(KEY_SCOPES).default('read'))
+    .option('--label <label>', 'a name to recognise the key by', '')
+    .action(async (hubId: string, options: { scope: KeyScope; label: string }) => {
+      await withRuntime(globals(), async ({ hubs, keys }) => {
+        const { created } = await hubs.ensure(hubId);
+        if (created) process.stderr.write(`chatlog: hub ${hubId} created (time zone UTC)\n`);
+        const issued = await keys.issue(hubId, options.scope, options.label);
+        process.stdout.write(`${issued.key}\n`);
+        process.stderr.write(
+          `chatlog: issued ${issued.summary.scope} key ${issued.summary.id} for hub ${hubId}\n`,
+        );
+      });
+    });
+  key
+    .command('list <hubId>')
+    .description('one line per key: id, scope, label, created, last used, revoked (never the key)')
+    .option('--json', 'print a JSON array instead')
+    .action(async (hubId: string, options: { json?: boolean }) => {
+      await withRuntime(globals(), async ({ keys }) => {
+        const list = await keys.list(requireHubId(hubId));
+        if (options.json) {
+          const rows = list.map((k) => ({
+            id: k.id,
+            scope: k.scope,
+            label: k.label,
+            createdAt: formatTimestamp(k.createdAt),
+            lastUsedAt: k.lastUsedAt === null ? null : formatTimestamp(k.lastUsedAt),
+            revokedAt: k.revokedAt === null ? null : formatTimestamp(k.revokedAt),
+          }));
+          process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
+        } else {
+          for (const k of list) process.stdout.write(`${keyLine(k)}\n`);
+        }
+      });
+    });
+  key
+    .command('revoke <keyId>')
+    .description('revoke a key; it stops working at the next request')
+    .action(async (keyId: string) => {
+      await withRuntime(globals(), async ({ keys }) => {
+        await keys.revoke(keyId);
+        process.stderr.write(`chatlog: key ${keyId} revoked\n`);
+      });
+    });
+  key
+    .command('limit <keyId>')
+    .description("set or clear a key's rate limit")
+    .option('--requests <n>', 'requests allowed per window', positiveInteger)
+    .option('--per-seconds <w>', 'window length in seconds', positiveInteger)
+    .option('--none', 'remove the limit')
+    .action(async (keyId: string, options: { requests?: number; perSeconds?: number; none?: boolean }) => {
+      const setting = options.requests !== undefined || options.perSeconds !== undefined;
+      if (Boolean(options.none) === setting) {
+        throw new UserError('give either --requests N --per-seconds W, or --none');
+      }
+      if (setting && (options.requests === undefined || options.perSeconds === undefined)) {
+        throw new UserError('--requests and --per-seconds go together');
+      }
+      await withRuntime(globals(), async ({ keys }) => {
+        const limit =
+          options.requests !== undefined && options.perSeconds !== undefined
+            ? { requests: options.requests, perSeconds: options.perSeconds }
+            : null;
+        await keys.setRateLimit(keyId, limit);
+        process.stderr.write(
+          limit
+            ? `chatlog: key ${keyId} limited to ${limit.requests} requests per ${limit.perSeconds} s\n`
+            : `chatlog: key ${keyId} has no rate limit\n`,
+        );
+      });
+    });
+
+  program
+    .command('import <hubId> <file>')
+    .description('import a JSON array in the answer shape, or NDJSON with one message per line')
+    .action(async (hubId: string, file: string) => {
+      await withRuntime(globals(), async ({ hubs, store }) => {
+        requireHubId(hubId);
+        // Loaded here: only this command draws a progress bar.
+        const { createProgress } = await import('./progress.js');
+        const outcome = await importFile(store, hubId, file, createProgress('import'), {
+          // Only once every record has passed its checks.
+          beforeWrite: async () => {
+            const { created } = await hubs.ensure(hubId);
+            if (created) process.stderr.write(`chatlog: hub ${hubId} created (time zone UTC)\n`);
+          },
+        });
+        process.stderr.write(
+          `chatlog: imported ${outcome.inserted} new messages (${outcome.duplicates} already stored, ${outcome.contactsCreated} new contacts) into hub ${hubId}\n`,
+        );
+      });
+    });
+
+  program
+    .command('export <hubId>')
+    .description('write exactly what the API would answer to stdout')
+    .option('--from <date>', 'first day, YYYY-MM-DD', calendarDay)
+    .option('--to <date>', 'last day, YYYY-MM-DD', calendarDay)
+    .option('--tz <zone>', "read the days in this IANA time zone instead of the hub's")
+    .action(async (hubId: string, options: { from?: string; to?: string; tz?: string }) => {
+      await withRuntime(globals(), async ({ hubs, store }) => {
+        const found = await hubs.require(hubId);
+        const from = options.from ? parseCalendarDay(options.from) : undefined;
+        const to = options.to ? parseCalendarDay(options.to) : undefined;
+        if (from && to && dayKey(from) > dayKey(to))
+          throw new UserError('--from must not be later than --to');
+        let zone = found.timeZone;
+        if (options.tz !== undefined) {
+          const canonical = canonicalTimeZone(options.tz);
+          if (!canonical) throw new UserError(`unknown time zone "${options.tz}"`);
+          zone = canonical;
+        }
+        const range = dayRangeInZone(from, to, zone);
+        const rows = store.messages.stream({ hubId: found.id, ...range });
+        try {
+          await pipeline(Readable.from(serializeMessages(rows)), process.stdout);
+        } catch (error) {
+          // The reader went away (`chatlog export ... | head`): nothing more to write, not an error.
+          if ((error as NodeJS.ErrnoException).code !== 'EPIPE') throw error;
+        }
+      });
+    });
+
+  program
+    .command('backup <file>')
+    .description('write a consistent copy of the SQLite store while chatlog runs (PostgreSQL: pg_dump)')
+    .action(async (file: string) => {
+      await withRuntime(globals(), async ({ store }) => {
+        if (!(store instanceof SqliteStore)) {
+          throw new UserError(
+            'the store is PostgreSQL: back it up with pg_dump --format=custom (README, "Backup and restore")',
+          );
+        }
+        const { createProgress } = await import('./progress.js');
+        const progress = createProgress('backup');
+        let started = false;
+        const bytes = await store.backup(file, (done, total) => {
+          if (!started) progress.start(total, 'bytes');
+          started = true;
+          progress.update(done);
+        });
+        progress.stop();
+        process.stderr.write(
+          `chatlog: backup of ${(bytes / 1024 / 1024).toFixed(1)} MiB written to ${file}; keep the server secret (CHATLOG_SECRET or data/secret) with it\n`,
+        );
+      });
+    });
+
+  program
+    .command('demo')
+    .description('fill a demo hub with realistic messages and print a ready-to-run curl line')
+    .action(async () => {
+      await withRuntime(globals(), async (runtime) => {
+        process.stdout.write(await runDemo(runtime));
+      });
+    });
+
+  return program;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const program = buildProgram();
+  program.exitOverride();
+  try {
+    await program.parseAsync(argv);
+    return 0;
+  } catch (error) {
+    const debug = argv.includes('--debug');
+    if (error instanceof CommanderError) {
+      // Commander already printed its message (help, version, or a usage error).
+      return error.exitCode === 0 ? 0 : 1;
+    }
+    if (error instanceof UserError) {
+      process.stderr.write(`chatlog: ${error.message}\n`);
+    } else {
+      process.stderr.write(`chatlog: ${describeStartFailure(error)}\n`);
+    }
+    if (debug && error instanceof Error && error.stack) process.stderr.write(`${error.stack}\n`);
+    return 1;
+  }
+}
