@@ -200,34 +200,60 @@ export function dayRangeInZone(
   };
 }
 
-const TIMESTAMP_PATTERN =
-  /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,3}))?(Z|[+-]\d{2}:\d{2})$/;
+/**
+ * RFC 3339's `date-time` (section 5.6), exactly: `T` and `Z` in either case, any number of fraction
+ * digits, a numeric offset always `±HH:MM`. A space for the `T`, an offset without its colon or a
+ * missing seconds field are ISO 8601 forms that RFC 3339 refuses, and so does chatlog.
+ */
+export const RFC3339_DATE_TIME =
+  /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:[Zz]|([+-])(\d{2}):(\d{2}))$/;
+
+/**
+ * The same syntax as a JSON Schema `pattern`, for the published document: with `format: date-time`
+ * (which validators such as ajv-formats read loosely: a space for the `T`, `+0900`, `24:00:60`), it
+ * states exactly what `parseTimestamp` reads.
+ */
+export const RFC3339_DATE_TIME_PATTERN =
+  '^\\d{4}-\\d{2}-\\d{2}[Tt]([01]\\d|2[0-3]):[0-5]\\d:([0-5]\\d|60)(\\.\\d+)?([Zz]|[+-]([01]\\d|2[0-3]):[0-5]\\d)$';
 
 /** Smallest and largest instants whose ISO form is `YYYY-MM-DDTHH:MM:SS.sssZ` (24 characters). */
 export const MIN_TIMESTAMP_MS = utcMillis(0, 1, 1);
 export const MAX_TIMESTAMP_MS = utcMillis(9999, 12, 31, 23, 59, 59) + 999;
 
+/** What a refused timestamp is told, on the ingest API and in `chatlog import` alike. */
+export const TIMESTAMP_RULE =
+  'must be an RFC 3339 date-time from 0000-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z, such as 2019-11-03T10:15:00.000Z';
+
 /**
- * Parses an ISO 8601 timestamp with a zone designator (`Z` or `±HH:MM`), seconds required,
- * milliseconds optional. Returns epoch ms, or undefined.
+ * Epoch ms of an RFC 3339 date-time, or undefined when `text` is not one or names an instant outside
+ * years 0000 to 9999 UTC. Fraction digits past the millisecond are truncated, never rounded (an
+ * instant stays in its own second). A leap second (`23:59:60` UTC, as ajv-formats reads RFC 3339)
+ * is kept as the last millisecond of its minute, so it stays on its day and after every earlier time.
  */
 export function parseTimestamp(text: string): number | undefined {
-  const match = TIMESTAMP_PATTERN.exec(text);
+  const match = RFC3339_DATE_TIME.exec(text);
   if (!match) return undefined;
-  const [, y, mo, d, h, mi, s, fraction, zone] = match;
+  const [, y, mo, d, h, mi, s, fraction, sign, offsetH, offsetM] = match;
   const day = parseCalendarDay(`${y}-${mo}-${d}`);
   const hour = Number(h);
   const minute = Number(mi);
   const second = Number(s);
-  if (!day || hour > 23 || minute > 59 || second > 59) return undefined;
-  let ms =
-    utcMillis(day.year, day.month, day.day, hour, minute, second) + Number((fraction ?? '0').padEnd(3, '0'));
-  if (zone && zone !== 'Z') {
-    const sign = zone.startsWith('-') ? -1 : 1;
-    const offsetHours = Number(zone.slice(1, 3));
-    const offsetMinutes = Number(zone.slice(4, 6));
-    if (offsetHours > 23 || offsetMinutes > 59) return undefined;
-    ms -= sign * (offsetHours * 60 + offsetMinutes) * 60_000;
+  const offsetHours = Number(offsetH ?? 0);
+  const offsetMinutes = Number(offsetM ?? 0);
+  if (!day || hour > 23 || minute > 59 || second > 60 || offsetHours > 23 || offsetMinutes > 59) {
+    return undefined;
+  }
+  const offsetMs = (sign === '-' ? -1 : 1) * (offsetHours * 60 + offsetMinutes) * 60_000;
+  let ms: number;
+  if (second === 60) {
+    const utcMinuteStart = utcMillis(day.year, day.month, day.day, hour, minute) - offsetMs;
+    if (new Date(utcMinuteStart).getUTCHours() !== 23 || new Date(utcMinuteStart).getUTCMinutes() !== 59) {
+      return undefined;
+    }
+    ms = utcMinuteStart + 59_999;
+  } else {
+    const millis = fraction === undefined ? 0 : Number(fraction.slice(0, 3).padEnd(3, '0'));
+    ms = utcMillis(day.year, day.month, day.day, hour, minute, second) + millis - offsetMs;
   }
   if (ms < MIN_TIMESTAMP_MS || ms > MAX_TIMESTAMP_MS) return undefined;
   return ms;

@@ -5,6 +5,7 @@
  * document (modules/docs), so the document cannot say one thing while the server checks another.
  */
 import type { FastifySchemaValidationError } from 'fastify';
+import { RFC3339_DATE_TIME_PATTERN, TIMESTAMP_RULE } from './calendar.js';
 import { AppError, ERROR_CODES, type ErrorCode } from './errors.js';
 
 declare module 'fastify' {
@@ -129,10 +130,12 @@ function describeValidationError(error: FastifySchemaValidationError, dataVar: s
       return `${where}: must be ${error.keyword === 'minimum' ? 'at least' : 'at most'} ${String(params.limit)}`;
     case 'format':
       return params.format === 'date-time'
-        ? `${where}: must be an ISO 8601 time with seconds and a zone, such as 2019-11-03T10:15:00.000Z`
+        ? `${where}: ${TIMESTAMP_RULE}`
         : `${where}: must be a ${String(params.format)}`;
     case 'pattern':
-      return `${where}: is not of the expected form`;
+      return params.pattern === RFC3339_DATE_TIME_PATTERN
+        ? `${where}: ${TIMESTAMP_RULE}`
+        : `${where}: is not of the expected form`;
     default:
       return `${where}: ${error.message ?? 'is not valid'}`;
   }

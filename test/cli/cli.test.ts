@@ -168,7 +168,7 @@ test('import shows plain progress lines off a terminal, and refuses a bad file w
   const bad = path.join(dataDir, 'bad.ndjson');
   fs.writeFileSync(bad, `${lines[0]}\n{"lineId":"U1","msg":"x","createdAt":"2019-13-01T00:00:00Z"}\n`);
   const before = chatlog(['export', '777']).stdout;
-  assertUserError(chatlog(['import', '777', bad]), /line 2: createdAt: must be an ISO 8601 time/);
+  assertUserError(chatlog(['import', '777', bad]), /line 2: createdAt: must be an RFC 3339 date-time/);
   assert.equal(chatlog(['export', '777']).stdout, before);
   assertUserError(chatlog(['import', '777', path.join(dataDir, 'none.json')]), /cannot read/);
 });

@@ -114,7 +114,7 @@ describe('account-side messages', () => {
       [[{ lineId: 'Ubad', msg: 'ok' }, { msg: 'no line id' }], /\[1\]\.lineId: is required/],
       [
         [{ lineId: 'Ubad', msg: 'ok', createdAt: '2019-02-30T00:00:00Z' }],
-        /\[0\]\.createdAt: must be an ISO 8601/,
+        /\[0\]\.createdAt: must be an RFC 3339 date-time/,
       ],
       [[{ lineId: 'Ubad', msg: 'ok', contentType: '' }], /\[0\]\.contentType: must not be empty/],
       [['just a string'], /\[0\]: must be a JSON object/],
@@ -131,6 +131,49 @@ describe('account-side messages', () => {
     assert.equal(await server.store.contacts.get(HUB, 'Ubad'), undefined);
     const notJson = await ingest(messagesPath, '[{"lineId":');
     assert.deepEqual([notJson.status, code(notJson)], [400, 'invalid_body']);
+  });
+
+  test('createdAt: the RFC 3339 date-times other languages write are stored to the millisecond', async () => {
+    // Python isoformat(), Java Instant, Go RFC3339Nano, lower case, a leap second, -00:00.
+    const written: Array<[string, string]> = [
+      ['2019-11-03T19:15:00.123456+09:00', '2019-11-03T10:15:00.123Z'],
+      ['2019-11-03T10:15:01.987654321Z', '2019-11-03T10:15:01.987Z'],
+      ['2019-11-03t10:15:02z', '2019-11-03T10:15:02.000Z'],
+      ['2019-11-03T05:15:03.5-05:00', '2019-11-03T10:15:03.500Z'],
+      ['2019-11-03T10:15:04-00:00', '2019-11-03T10:15:04.000Z'],
+      ['2016-12-31T23:59:60.25Z', '2016-12-31T23:59:59.999Z'],
+    ];
+    const res = await ingest(
+      messagesPath,
+      written.map(([createdAt], i) => ({ lineId: 'Urfc3339', msg: `m${i}`, createdAt })),
+    );
+    assert.equal(res.status, 200, res.body.toString());
+    const stored = (await answer()).find((c) => c.lineId === 'Urfc3339')?.messages ?? [];
+    assert.deepEqual(
+      stored.map((m) => [m.msg, m.createdAt]).sort(),
+      written.map(([, expected], i) => [`m${i}`, expected]).sort(),
+    );
+  });
+
+  test('createdAt: what RFC 3339 refuses is refused, and the whole batch with it', async () => {
+    for (const createdAt of [
+      '2019-11-03 10:15:00Z',
+      '2019-11-03T10:15:00+0900',
+      '2019-11-03T10:15Z',
+      '2019-11-03T10:15:00',
+      '2019-11-03T12:00:60Z',
+      '0000-01-01T00:00:00+09:00',
+    ]) {
+      const res = await ingest(messagesPath, [
+        { lineId: 'Urefused', msg: 'fine' },
+        { lineId: 'Urefused', msg: 'bad', createdAt },
+      ]);
+      assert.equal(res.status, 400, createdAt);
+      const error = JSON.parse(res.body.toString()).error;
+      assert.equal(error.code, 'invalid_body');
+      assert.match(error.message, /^body\[1\]\.createdAt: must be an RFC 3339 date-time from 0000-01-01/);
+    }
+    assert.equal(await server.store.contacts.get(HUB, 'Urefused'), undefined);
   });
 
   test('1,000 messages in one request are accepted', async () => {

@@ -15,6 +15,7 @@ import {
   parseTimestamp,
   startOfDayInZone,
 } from '../../src/lib/calendar.js';
+import { dateTimeLike, isStorableInstant, rfc3339EpochMs } from '../fixtures/rfc3339.js';
 
 const ZONES = [
   'UTC',
@@ -110,29 +111,60 @@ test('time zones: IANA names are canonicalised, offsets and nonsense refused', (
   }
 });
 
-test('timestamps: the 24-character form round-trips; offsets are converted; nonsense refused', () => {
+test('timestamps: the 24-character form round-trips', () => {
   fc.assert(
-    fc.property(
-      fc.integer({
-        min: Date.UTC(0, 0, 1) - 1900 * 365 * 86400000,
-        max: Date.UTC(9999, 11, 31, 23, 59, 59, 999),
-      }),
-      (t) => {
-        if (t < Date.parse('0000-01-01T00:00:00.000Z')) return;
-        const text = formatTimestamp(t);
-        assert.equal(text.length, 24);
-        assert.equal(parseTimestamp(text), t);
-      },
-    ),
+    fc.property(fc.integer({ min: MIN_TIMESTAMP_MS, max: MAX_TIMESTAMP_MS }), (t) => {
+      const text = formatTimestamp(t);
+      assert.equal(text.length, 24);
+      assert.equal(parseTimestamp(text), t);
+    }),
   );
-  assert.equal(parseTimestamp('2019-11-03T10:00:00+09:00'), Date.parse('2019-11-03T01:00:00.000Z'));
-  assert.equal(parseTimestamp('2019-11-03T10:00:00.5Z'), Date.parse('2019-11-03T10:00:00.500Z'));
+});
+
+test('timestamps: every RFC 3339 date-time is read, to the millisecond, and nothing else', () => {
+  let accepted = 0;
+  let refused = 0;
+  fc.assert(
+    fc.property(dateTimeLike, (text) => {
+      const expected = rfc3339EpochMs(text);
+      const stored = expected !== undefined && isStorableInstant(expected) ? expected : undefined;
+      assert.equal(parseTimestamp(text), stored, text);
+      if (stored === undefined) refused += 1;
+      else accepted += 1;
+    }),
+    { numRuns: 20_000 },
+  );
+  assert.ok(accepted > 5_000 && refused > 3_000, `${accepted} accepted, ${refused} refused`);
+});
+
+test('timestamps: what other languages write is read; extra digits truncated; leap seconds kept', () => {
+  const read = (text: string) => {
+    const ms = parseTimestamp(text);
+    return ms === undefined ? undefined : formatTimestamp(ms);
+  };
+  // Python isoformat(), Java Instant.toString(), Go RFC3339Nano, JavaScript toISOString().
+  assert.equal(read('2019-11-03T10:15:00.123456+09:00'), '2019-11-03T01:15:00.123Z');
+  assert.equal(read('2019-11-03T01:15:00.999999999Z'), '2019-11-03T01:15:00.999Z');
+  assert.equal(read('2019-11-03T01:15:00.1Z'), '2019-11-03T01:15:00.100Z');
+  assert.equal(read('2019-11-03t01:15:00z'), '2019-11-03T01:15:00.000Z');
+  assert.equal(read('2019-11-03T01:15:00-00:00'), '2019-11-03T01:15:00.000Z');
+  assert.equal(read('2016-12-31T23:59:60Z'), '2016-12-31T23:59:59.999Z');
+  assert.equal(read('2017-01-01T08:59:60.5+09:00'), '2016-12-31T23:59:59.999Z');
+  assert.equal(read('0000-01-01T00:00:00Z'), '0000-01-01T00:00:00.000Z');
+  assert.equal(read('9999-12-31T23:59:59.9999Z'), '9999-12-31T23:59:59.999Z');
   for (const bad of [
     '2019-11-03',
     '2019-11-03T10:00Z',
-    '2019-02-30T00:00:00Z',
+    '2019-11-03 10:00:00Z',
+    '2019-11-03T10:00:00+0900',
+    '2019-11-03T10:00:00+09',
+    '2019-11-03T10:00:00.Z',
+    '2019-02-29T00:00:00Z',
     '2019-11-03T24:00:00Z',
+    '2019-11-03T12:00:60Z',
     '2019-11-03T10:00:00',
+    '0000-01-01T00:00:00+00:01',
+    '9999-12-31T23:59:59-00:01',
     'yesterday',
   ]) {
     assert.equal(parseTimestamp(bad), undefined, bad);

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import readline from 'node:readline';
-import { parseTimestamp } from '../../lib/calendar.js';
+import { parseTimestamp, TIMESTAMP_RULE } from '../../lib/calendar.js';
 import { UserError } from '../../lib/errors.js';
 import type { ImportMessage, ImportOutcome, Store } from '../../store/store.js';
 
@@ -105,11 +105,10 @@ function readMessageFields(
   if (createdAtText !== undefined) {
     createdAt = parseTimestamp(createdAtText);
     if (createdAt === undefined) {
-      problems.add(
-        where,
-        'createdAt',
-        `must be an ISO 8601 time such as 2019-11-03T10:15:00.000Z, got "${createdAtText.slice(0, 40)}"`,
-      );
+      // An impossible day is named as such, in the words the read API and `chatlog export` use.
+      const day = impossibleDay(createdAtText);
+      if (day !== undefined) problems.add(where, '', notARealDate('createdAt', day));
+      else problems.add(where, 'createdAt', `${TIMESTAMP_RULE}, got "${createdAtText.slice(0, 40)}"`);
     }
   }
   if (problems.count > before || sender === undefined || msg === undefined || contentType === undefined)

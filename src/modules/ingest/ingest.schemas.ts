@@ -6,6 +6,7 @@
  */
 import type { FastifySchema } from 'fastify';
 import type { FromSchema } from 'json-schema-to-ts';
+import { RFC3339_DATE_TIME_PATTERN } from '../../lib/calendar.js';
 import {
   errorResponse,
   internalErrorResponse,
@@ -38,11 +39,11 @@ export const accountMessageSchema = {
     },
     createdAt: {
       type: ['string', 'null'],
-      maxLength: 40,
+      maxLength: 100,
       format: 'date-time',
       description:
-        'ISO 8601 / RFC 3339 with seconds and a zone (Z or ±HH:MM), years 0000 to 9999; when it arrives if absent.',
-      examples: ['2019-11-03T10:15:00.000Z'],
+        'When the message was sent: any RFC 3339 date-time (`T`/`Z` in either case, any number of fraction digits, a leap second `23:59:60` UTC, `Z` or `±HH:MM`), from 0000-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z. Stored to the millisecond: further fraction digits are truncated, not rounded; a leap second is kept as 23:59:59.999 UTC. When the message arrives if absent.',
+      examples: ['2019-11-03T10:15:00.000Z', '2019-11-03T19:15:00.123456+09:00'],
     },
   },
 } as const;
@@ -56,6 +57,7 @@ export const contactLinkBodySchema = {
       type: ['string', 'integer', 'null'],
       maxLength: MAX_VID,
       minimum: 0,
+      pattern: RFC3339_DATE_TIME_PATTERN,
       maximum: Number.MAX_SAFE_INTEGER,
       description: 'The HubSpot contact id; a whole number is stored as its decimal string.',
     },

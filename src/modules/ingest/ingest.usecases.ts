@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
-import { parseTimestamp } from '../../lib/calendar.js';
+import { parseTimestamp, TIMESTAMP_RULE } from '../../lib/calendar.js';
 import { AppError } from '../../lib/errors.js';
 import type { SecretBox } from '../../lib/secrets.js';
 import type { Contact, Hub, IngestOperation, IngestOutcome, Store } from '../../store/store.js';
@@ -151,9 +151,7 @@ export class IngestService {
     if (message.createdAt !== undefined && message.createdAt !== null) {
       const parsed = parseTimestamp(message.createdAt);
       if (parsed === undefined) {
-        throw invalidBody(
-          `body[${index}].createdAt: must be an ISO 8601 time such as 2019-11-03T10:15:00.000Z`,
-        );
+        throw invalidBody(`body[${index}].createdAt: ${TIMESTAMP_RULE}`);
       }
       createdAt = parsed;
     }

@@ -92,6 +92,24 @@ test('NDJSON: one message per line, defaults for sender and contentType', async 
   );
 });
 
+test('createdAt: any RFC 3339 date-time, stored to the millisecond (extra digits truncated)', async () => {
+  const lines = [
+    { lineId: 'U1', msg: 'python', createdAt: '2019-11-03T19:00:00.123456+09:00' },
+    { lineId: 'U1', msg: 'go', createdAt: '2019-11-03t10:00:01.999999999z' },
+  ].map((m) => JSON.stringify(m));
+  await importFile(t.store, hubId, write('times.ndjson', `${lines.join('\n')}\n`), silent);
+  assert.match(await answer(), /"msg":"python","contentType":"text","createdAt":"2019-11-03T10:00:00.123Z"/);
+  assert.match(await answer(), /"msg":"go","contentType":"text","createdAt":"2019-11-03T10:00:01.999Z"/);
+  const refused = write(
+    'space.ndjson',
+    `${JSON.stringify({ lineId: 'U2', msg: 'x', createdAt: '2019-11-03 10:00:00Z' })}\n`,
+  );
+  await assert.rejects(
+    importFile(t.store, hubId, refused, silent),
+    /createdAt: must be an RFC 3339 date-time/,
+  );
+});
+
 test('a byte-order mark at the start of an NDJSON file is ignored', async () => {
   const line = JSON.stringify({ lineId: 'U1', msg: 'bom', createdAt: '2019-11-03T10:00:00.000Z' });
   assert.equal(
@@ -130,7 +148,7 @@ test('a bad record names its line or index and field, and nothing is stored', as
   assert.match(error.message, /line 3: msg: must be a string/);
   assert.match(error.message, /line 4: record: is not valid JSON/);
   assert.match(error.message, /line 5: lineId: must not be empty/);
-  assert.match(error.message, /line 5: createdAt: must be an ISO 8601 time/);
+  assert.match(error.message, /line 5: createdAt: must be an RFC 3339 date-time/);
   assert.equal(await answer(), '[]');
 
   const array = [
