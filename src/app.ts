@@ -23,6 +23,7 @@ import type { SecretBox } from './lib/secrets.js';
 import { registerAccountRoutes } from './modules/account/account.routes.js';
 import { AccountService } from './modules/account/account.usecases.js';
 import { registerDocsRoutes } from './modules/docs/docs.routes.js';
+import { registerHomeRoutes } from './modules/home/home.routes.js';
 import { HubService } from './modules/hubs/hubs.usecases.js';
 import { registerIngestRoutes } from './modules/ingest/ingest.routes.js';
 import { IngestService } from './modules/ingest/ingest.usecases.js';
@@ -118,6 +119,7 @@ const ALLOWED_METHODS: ReadonlyArray<[RegExp, string]> = [
   [/^\/account\/?$/, 'GET, HEAD'],
   [/^\/account\/(sign-in|sign-out|hubs\/[^/]+\/keys|keys\/[^/]+\/(revoke|reveal))\/?$/, 'POST'],
   [/^\/(docs|account\/assets\/[^/]+)\/?$/, 'GET, HEAD'],
+  [/^\/$/, 'GET, HEAD'],
 ];
 
 const HEALTH_SCHEMA = {
@@ -388,6 +390,7 @@ export function buildApp(deps: AppDeps): App {
     clock,
   });
   registerAccountRoutes(app, { accounts, publicUrl: deps.publicUrl });
+  registerHomeRoutes(app);
   // Last, so the document lists the client API first.
   void app.register(async (scope) => {
     scope.get('/healthz', { schema: HEALTH_SCHEMA }, async (_request, reply) =>

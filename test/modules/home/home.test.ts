@@ -1,0 +1,39 @@
+/** GET / leads a person to the account screen and the API reference; other unknown paths stay JSON 404. */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { rawRequest, startTestServer, type TestServer } from '../../helpers.js';
+
+let server: TestServer;
+before(async () => {
+  server = await startTestServer();
+});
+after(() => server.close());
+
+test('GET / is a small page linking /account and /docs, locked down like every page', async () => {
+  const res = await rawRequest(server.url, 'GET', '/', { accept: 'text/html' });
+  assert.equal(res.status, 200);
+  assert.match(String(res.headers['content-type']), /^text\/html; charset=utf-8/);
+  const html = res.body.toString('utf8');
+  assert.match(html, /<a href="\/account">/);
+  assert.match(html, /<a href="\/docs">/);
+  assert.match(String(res.headers['content-security-policy']), /default-src 'none'/);
+  assert.equal(res.headers['x-frame-options'], 'DENY');
+  // Every link on it leads somewhere that answers.
+  for (const [, href] of html.matchAll(/href="([^"]+)"/g)) {
+    const linked = await rawRequest(server.url, 'GET', href ?? '');
+    assert.equal(linked.status, 200, href);
+  }
+  const head = await rawRequest(server.url, 'HEAD', '/');
+  assert.equal(head.status, 200);
+  assert.equal(head.body.length, 0);
+});
+
+test('other methods on / are 405 with Allow; unknown paths are still the JSON 404', async () => {
+  const post = await rawRequest(server.url, 'POST', '/');
+  assert.equal(post.status, 405);
+  assert.equal(post.headers.allow, 'GET, HEAD');
+  const missing = await rawRequest(server.url, 'GET', '/nothing-here');
+  assert.equal(missing.status, 404);
+  assert.match(String(missing.headers['content-type']), /^application\/json/);
+  assert.equal(JSON.parse(missing.body.toString('utf8')).error.code, 'not_found');
+});
