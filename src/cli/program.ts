@@ -13,6 +13,7 @@ import {
   dayKey,
   dayRangeInZone,
   formatTimestamp,
+  TIME_ZONE_RULE,
   parseCalendarDay,
 } from '../lib/calendar.js';
 import { describeStartFailure, UserError } from '../lib/errors.js';
@@ -265,7 +266,7 @@ export function buildProgram(): Command {
         let zone = found.timeZone;
         if (options.tz !== undefined) {
           const canonical = canonicalTimeZone(options.tz);
-          if (!canonical) throw new UserError(`unknown time zone "${options.tz}"`);
+          if (!canonical) throw new UserError(`--tz ${TIME_ZONE_RULE}; got "${options.tz.slice(0, 64)}"`);
           zone = canonical;
         }
         const range = dayRangeInZone(from, to, zone);

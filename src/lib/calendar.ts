@@ -1,6 +1,7 @@
 /**
  * Calendar days and IANA time zones, computed with Intl only (never the server's local zone).
  */
+import { TZDB_NAMES_BY_AREA } from './tzdb-names.js';
 
 export interface CalendarDay {
   readonly year: number;
@@ -80,20 +81,48 @@ function formatterFor(timeZone: string): Intl.DateTimeFormat {
   return formatter;
 }
 
-const OFFSET_ZONE = /^[+-]/;
+/**
+ * Names of the tz database that are also abbreviations of a zone's time (`EST` is New York's winter
+ * and tzdb's fixed UTC-5): refused like the abbreviations that are not tzdb names at all (JST, CST).
+ * UTC and GMT name one instant everywhere, and stay.
+ */
+const ABBREVIATION_NAMES = new Set(['CET', 'EET', 'EST', 'HST', 'MET', 'MST', 'WET']);
+
+/** What a time zone must be, in every error that refuses one. */
+export const TIME_ZONE_RULE =
+  'must be an IANA time zone name such as Asia/Tokyo or America/Chicago, not an abbreviation such as JST or CST';
+
+let tzdbNames: Map<string, string> | undefined;
+
+/** The tz database's own spelling of `name` (its names are matched without regard to case). */
+function tzdbName(name: string): string | undefined {
+  if (!tzdbNames) {
+    tzdbNames = new Map();
+    for (const [area, rest] of Object.entries(TZDB_NAMES_BY_AREA)) {
+      for (const place of rest.split(' ')) {
+        const full = area === '' ? place : `${area}/${place}`;
+        if (!ABBREVIATION_NAMES.has(full)) tzdbNames.set(full.toLowerCase(), full);
+      }
+    }
+  }
+  return tzdbNames.get(name.toLowerCase());
+}
+
 const zoneNames = new Map<string, string | null>();
 
 /**
- * The canonical IANA name of a time zone, or undefined when Intl does not know it.
- * Bare UTC offsets ("+09:00") are refused: the contract asks for IANA names.
+ * The canonical name of a time zone (as Intl names it), or undefined unless `name` is a zone or link
+ * of the IANA tz database that Intl knows. Abbreviations (JST, CST, PST, EST), which ICU would read as
+ * a guess at one zone of several, and bare offsets ("+09:00") are refused.
  */
 export function canonicalTimeZone(name: string): string | undefined {
   const cached = zoneNames.get(name);
   if (cached !== undefined) return cached ?? undefined;
   let canonical: string | null = null;
-  if (name.length > 0 && name.length <= 64 && /^[A-Za-z0-9_+\-/]+$/.test(name) && !OFFSET_ZONE.test(name)) {
+  const known = name.length <= 64 ? tzdbName(name) : undefined;
+  if (known) {
     try {
-      canonical = new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone;
+      canonical = new Intl.DateTimeFormat('en-US', { timeZone: known }).resolvedOptions().timeZone;
     } catch {
       canonical = null;
     }

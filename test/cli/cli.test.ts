@@ -56,7 +56,12 @@ test('hub add creates, then updates only what is given; bad input is one clear l
   assert.equal(fromStdin.code, 0, fromStdin.stderr);
   assert.match(fromStdin.stderr, /access token set/);
   assertUserError(chatlog(['hub', 'add', 'abc']), /^chatlog: hub id must be 1 to 20 digits/);
-  assertUserError(chatlog(['hub', 'add', '1', '--time-zone', 'Mars/Base']), /unknown time zone/);
+  for (const zone of ['Mars/Base', 'JST', 'CST']) {
+    assertUserError(
+      chatlog(['hub', 'add', '1', '--time-zone', zone]),
+      /time zone must be an IANA time zone name such as Asia\/Tokyo or America\/Chicago, not an abbreviation/,
+    );
+  }
   assertUserError(chatlog(['hub', 'nope']), /unknown command|error/);
 });
 

@@ -260,6 +260,7 @@ describe('errors', () => {
     ['control bytes in a date', api('100', 'apikey=KEY&from=2019-11-03%00'), 400, 'invalid_date'],
     ['from after to', api('100', 'apikey=KEY&from=2019-11-04&to=2019-11-03'), 400, 'invalid_range'],
     ['unknown tz', api('100', 'apikey=KEY&tz=Nowhere/Land'), 400, 'invalid_time_zone'],
+    ['tz an abbreviation', api('100', 'apikey=KEY&tz=PST'), 400, 'invalid_time_zone'],
     ['unknown path', '/api/line/100/other?apikey=KEY', 404, 'not_found'],
     ['root', '/', 404, 'not_found'],
   ];

@@ -15,6 +15,7 @@ import {
   parseTimestamp,
   startOfDayInZone,
 } from '../../src/lib/calendar.js';
+import { TZDB_NAMES_BY_AREA } from '../../src/lib/tzdb-names.js';
 import { dateTimeLike, isStorableInstant, rfc3339EpochMs } from '../fixtures/rfc3339.js';
 
 const ZONES = [
@@ -101,6 +102,38 @@ test('every instant lies in the range of its own local day, and only there', () 
     ),
     { numRuns: 3000 },
   );
+});
+
+test('time zones: every zone and link of the tz database is accepted, in any case; Intl knows them all', () => {
+  const names = Object.entries(TZDB_NAMES_BY_AREA).flatMap(([area, rest]) =>
+    rest.split(' ').map((place) => (area === '' ? place : `${area}/${place}`)),
+  );
+  assert.ok(names.length > 550);
+  const abbreviations = new Set(['CET', 'EET', 'EST', 'HST', 'MET', 'MST', 'WET']);
+  for (const name of names) {
+    if (abbreviations.has(name)) continue;
+    const canonical = canonicalTimeZone(name);
+    assert.ok(canonical, name);
+    assert.equal(canonicalTimeZone(name.toLowerCase()), canonical, name);
+  }
+  // Every zone this Node's ICU offers is one of them (a newer ICU with a new zone fails here, not in use).
+  for (const name of Intl.supportedValuesOf('timeZone')) assert.ok(canonicalTimeZone(name), name);
+  assert.equal(canonicalTimeZone('Asia/Kolkata'), canonicalTimeZone('Asia/Calcutta'));
+  assert.equal(canonicalTimeZone('US/Pacific'), 'America/Los_Angeles');
+  assert.equal(canonicalTimeZone('utc'), 'UTC');
+});
+
+test('time zones: abbreviations are refused, though ICU would guess a zone for each', () => {
+  // ICU reads each of these as one zone of several it could mean (CST: Chicago, not Shanghai or Havana).
+  const guessed = ['JST', 'CST', 'PST', 'IST', 'AST', 'BST', 'ECT', 'NST', 'SST', 'CTT', 'EAT', 'AET', 'PRT'];
+  for (const name of guessed) {
+    assert.doesNotThrow(() => new Intl.DateTimeFormat('en', { timeZone: name }), name);
+    assert.equal(canonicalTimeZone(name), undefined, name);
+  }
+  // tz database names that are a zone's abbreviation too (EST: fixed UTC-5, not New York).
+  for (const name of ['EST', 'MST', 'HST', 'CET', 'EET', 'WET', 'MET', 'est']) {
+    assert.equal(canonicalTimeZone(name), undefined, name);
+  }
 });
 
 test('time zones: IANA names are canonicalised, offsets and nonsense refused', () => {

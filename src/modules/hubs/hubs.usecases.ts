@@ -1,5 +1,5 @@
 /** Hub settings: the IANA time zone its days are read in, and its LINE channel secret. */
-import { canonicalTimeZone } from '../../lib/calendar.js';
+import { canonicalTimeZone, TIME_ZONE_RULE } from '../../lib/calendar.js';
 import { UserError } from '../../lib/errors.js';
 import type { SecretBox } from '../../lib/secrets.js';
 import type { Hub, Store } from '../../store/store.js';
@@ -46,7 +46,7 @@ export class HubService {
     if (settings.timeZone !== undefined) {
       timeZone = canonicalTimeZone(settings.timeZone);
       if (!timeZone)
-        throw new UserError(`unknown time zone "${settings.timeZone}"; use an IANA name such as Asia/Tokyo`);
+        throw new UserError(`the time zone ${TIME_ZONE_RULE}; got "${settings.timeZone.slice(0, 64)}"`);
     }
     let lineChannelSecretEncrypted: Buffer | undefined;
     if (settings.lineChannelSecret !== undefined) {

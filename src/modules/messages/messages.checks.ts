@@ -9,6 +9,7 @@ import {
   dayKey,
   dayRangeInZone,
   parseCalendarDay,
+  TIME_ZONE_RULE,
 } from '../../lib/calendar.js';
 import { AppError } from '../../lib/errors.js';
 import { impossibleDay, notARealDate } from '../../lib/real-date.js';
@@ -133,8 +134,7 @@ export async function checkMessagesRequest(
   const tz = params.get('tz');
   if (tz !== null) {
     const zone = canonicalTimeZone(tz);
-    if (!zone)
-      throw await fail(400, 'invalid_time_zone', 'tz must be an IANA time zone name such as Asia/Tokyo');
+    if (!zone) throw await fail(400, 'invalid_time_zone', `tz ${TIME_ZONE_RULE}`);
     timeZone = zone;
   }
 
