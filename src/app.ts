@@ -125,6 +125,8 @@ const ALLOWED_METHODS: ReadonlyArray<[RegExp, string]> = [
 const HEALTH_SCHEMA = {
   operationId: 'health',
   summary: 'The process runs',
+  description: 'Liveness: 200 while the process runs, whatever the store does.',
+  tags: ['health'],
   response: {
     200: { description: 'Alive.', type: 'object', properties: { status: { const: 'ok' } } },
   },
@@ -133,6 +135,8 @@ const HEALTH_SCHEMA = {
 const READY_SCHEMA = {
   operationId: 'ready',
   summary: 'The store answers and its schema is current',
+  description: 'Readiness: 503 while the store does not answer (route traffic elsewhere), else 200.',
+  tags: ['health'],
   response: {
     200: { description: 'Ready for traffic.', type: 'object', properties: { status: { const: 'ready' } } },
     503: unavailableResponse,

@@ -14,7 +14,10 @@ declare module 'fastify' {
     operationId?: string;
     summary?: string;
     description?: string;
+    /** The security schemes of the document (readKey, ingestKey) the operation takes; none if absent. */
     security?: ReadonlyArray<Record<string, readonly string[]>>;
+    /** The document's tags (read, ingest, webhook, health) the operation is listed under. */
+    tags?: readonly string[];
     /** Error codes in the order the checks run: the first check that fails answers. */
     'x-check-order'?: readonly ErrorCode[];
   }

@@ -17,14 +17,33 @@ import { hubIdSchema } from '../hubs/hubs.schemas.js';
 import { KEY_PATTERN } from '../keys/keys.format.js';
 import { MESSAGES_CHECK_ORDER } from './messages.checks.js';
 
+/** What `msg` holds, for each kind of content (CONTRACT §3). */
+export const MSG_DESCRIPTION =
+  'The text exactly as sent: line breaks, emoji and every other character kept. A message that is not ' +
+  'text names its kind and id, one item per line (as JSON writes them): "[Sticker]\\nID: <stickerId>", ' +
+  '"[Image]\\nID: <messageId>", "[Video]\\nID: <messageId>", "[Audio]\\nID: <messageId>", ' +
+  '"[File]\\nID: <messageId>\\nName: <fileName>", ' +
+  '"[Location]\\nID: <messageId>\\n<title>\\n<address>\\n<latitude>,<longitude>", and "[<Type>]\\nID: <messageId>" ' +
+  'for a type LINE adds later. A line whose value LINE did not send is left out.';
+
+/** The values the webhook writes; the ingest API and imports store what they are given. */
+export const CONTENT_TYPE_DESCRIPTION =
+  'The kind of content: "text", "sticker", "image", "video", "audio", "file", "location", or another ' +
+  'LINE message type as LINE names it. Messages from the ingest API or an import keep the contentType ' +
+  'they were given ("text" when none was).';
+
 export const messageSchema = {
   type: 'object',
   required: ['sender', 'msg', 'contentType', 'createdAt'],
   additionalProperties: false,
   properties: {
     sender: { type: 'string', description: '"You" for the account side, else the friend\'s name.' },
-    msg: { type: 'string' },
-    contentType: { type: 'string', examples: ['text', 'sticker', 'image'] },
+    msg: { type: 'string', description: MSG_DESCRIPTION },
+    contentType: {
+      type: 'string',
+      description: CONTENT_TYPE_DESCRIPTION,
+      examples: ['text', 'sticker', 'image'],
+    },
     createdAt: {
       type: 'string',
       format: 'date-time',
@@ -52,6 +71,9 @@ const daySchema = {
   pattern: DAY_PATTERN.source,
 } as const;
 
+/** The answer depends on Accept-Encoding (br, gzip or none). */
+const VARY = { type: 'string', required: true, description: '"Accept-Encoding"' } as const;
+
 export const messagesRouteSchema = {
   operationId: 'getMessages',
   summary: "A hub's contacts and their messages, for whole days in the hub's time zone",
@@ -61,6 +83,8 @@ export const messagesRouteSchema = {
     'gzip compresses the answer; the weak ETag answers If-None-Match with 304. A key with a rate limit ' +
     'adds RateLimit-Policy and RateLimit headers to every answer.',
   'x-check-order': MESSAGES_CHECK_ORDER,
+  tags: ['read'],
+  security: [{ readKey: [] }],
   params: {
     type: 'object',
     required: ['hubId'],
@@ -83,7 +107,10 @@ export const messagesRouteSchema = {
       to: { ...daySchema, description: 'Last day, included.', examples: ['2024-01-31'] },
       tz: {
         type: 'string',
-        description: "Read from and to in this IANA time zone (such as Asia/Tokyo) instead of the hub's.",
+        description:
+          "Read from and to in this IANA time zone instead of the hub's: a canonical name (Asia/Tokyo), a " +
+          'tzdb link (Japan, US/Pacific) or UTC. Abbreviations (JST, CST, PST, EST...) are ambiguous and ' +
+          'refused with invalid_time_zone.',
       },
     },
   },
@@ -91,9 +118,8 @@ export const messagesRouteSchema = {
     200: {
       description: 'The contacts with a message in the range.',
       headers: {
-        ETag: { type: 'string', description: 'Weak; send it back in If-None-Match.' },
-        'Cache-Control': { type: 'string', description: '"private, no-store"' },
-        Vary: { type: 'string', description: '"Accept-Encoding"' },
+        ETag: { type: 'string', required: true, description: 'Weak; send it back in If-None-Match.' },
+        Vary: VARY,
         RateLimit: { type: 'string', description: 'Only for a key with a rate limit: what is left.' },
         'RateLimit-Policy': { type: 'string', description: 'Only for a key with a rate limit: the limit.' },
       },
@@ -123,7 +149,11 @@ export const messagesRouteSchema = {
         ],
       ],
     },
-    304: { description: 'Not modified since the ETag sent in If-None-Match.', type: 'null' },
+    304: {
+      description: 'Not modified since the ETag sent in If-None-Match.',
+      headers: { ETag: { type: 'string', required: true, description: 'The same ETag.' }, Vary: VARY },
+      type: 'null',
+    },
     400: errorResponse('A bad hub id, parameter, date, range or time zone.', [
       'invalid_hub_id',
       'duplicate_parameter',
@@ -132,7 +162,7 @@ export const messagesRouteSchema = {
       'invalid_time_zone',
       'bad_request',
     ]),
-    401: errorResponse('No key, or not a live read key of this service.', [
+    401: errorResponse('No key, or not a live read key of this service (an ingest key is not one).', [
       'missing_api_key',
       'invalid_api_key',
     ]),
