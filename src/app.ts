@@ -15,8 +15,8 @@ import Fastify, {
   type RouteOptions,
 } from 'fastify';
 import { parseTimestamp } from './lib/calendar.js';
-import { AppError, type ErrorCode } from './lib/errors.js';
-import { JSON_TYPE } from './lib/http.js';
+import { AppError, type ErrorCode, notJsonBody } from './lib/errors.js';
+import { JSON_TYPE, NO_STORE } from './lib/http.js';
 import type { Metrics } from './lib/metrics.js';
 import { unavailableResponse, validationErrorToAppError } from './lib/schemas.js';
 import type { SecretBox } from './lib/secrets.js';
@@ -165,7 +165,13 @@ class OneLinePerRequest extends LogController {
 }
 
 function sendError(reply: FastifyReply, error: AppError): FastifyReply {
-  return reply.code(error.status).headers(error.headers).type(JSON_TYPE).send(error.toBody());
+  // Also for errors raised before the request's hooks ran (a malformed URL).
+  return reply
+    .code(error.status)
+    .header('Cache-Control', NO_STORE)
+    .headers(error.headers)
+    .type(JSON_TYPE)
+    .send(error.toBody());
 }
 
 /** Fastify's own 4xx errors, translated to the contract's codes. */
@@ -174,7 +180,6 @@ function translateFrameworkError(error: FastifyError): AppError | undefined {
   if (status >= 500) return undefined;
   const byCode: Record<string, [ErrorCode, string]> = {
     FST_ERR_CTP_BODY_TOO_LARGE: ['payload_too_large', 'the request body is too large'],
-    FST_ERR_CTP_INVALID_MEDIA_TYPE: ['unsupported_media_type', 'this content type is not accepted here'],
     FST_ERR_CTP_INVALID_CONTENT_LENGTH: [
       'invalid_body',
       'the request body does not match its Content-Length',
@@ -184,9 +189,9 @@ function translateFrameworkError(error: FastifyError): AppError | undefined {
   };
   const known = error.code ? byCode[error.code] : undefined;
   if (known) return new AppError(known[0], status, known[1]);
+  // Every endpoint of the API that takes a body takes JSON.
+  if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || status === 415) return notJsonBody();
   if (status === 413) return new AppError('payload_too_large', 413, 'the request body is too large');
-  if (status === 415)
-    return new AppError('unsupported_media_type', 415, 'this content type is not accepted here');
   if (status === 404) return new AppError('not_found', 404, 'no such resource');
   if (status === 405) return new AppError('method_not_allowed', 405, 'this method is not allowed here');
   return new AppError('bad_request', status, 'the request could not be understood');
@@ -279,7 +284,8 @@ export function buildApp(deps: AppDeps): App {
       // Closed, not half-closed: a client that keeps its side open must not keep the connection.
       socket.end(
         `HTTP/1.1 ${status}\r\n` +
-          `Content-Type: ${JSON_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${head ? '' : body}`,
+          `Content-Type: ${JSON_TYPE}\r\nCache-Control: ${NO_STORE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+          `Connection: close\r\n\r\n${head ? '' : body}`,
         () => socket.destroy(),
       );
     },
@@ -325,7 +331,9 @@ export function buildApp(deps: AppDeps): App {
   };
 
   app.addHook('onRequest', async (request, reply) => {
-    reply.header('X-Request-Id', request.id);
+    // No shared or browser cache keeps an answer of chatlog's, errors included (CONTRACT §3); the
+    // routes of public documents (the docs, the screen's assets) say otherwise themselves.
+    reply.header('X-Request-Id', request.id).header('Cache-Control', NO_STORE);
     // An answer cut short (the client left, the idle timeout, a shutdown) gets its line too.
     reply.raw.once('close', () => {
       if (!reply.raw.writableFinished && !LOGGED.has(reply)) {

@@ -46,6 +46,15 @@ export class AppError extends Error {
   }
 }
 
+/** The one refusal of a body that is not sent as JSON, on every endpoint that takes JSON. */
+export function notJsonBody(): AppError {
+  return new AppError(
+    'unsupported_media_type',
+    415,
+    'the request body must be sent with Content-Type: application/json',
+  );
+}
+
 export interface ErrorBody {
   error: { code: ErrorCode; message: string };
 }

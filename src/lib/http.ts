@@ -10,6 +10,8 @@ import {
 
 /** The Content-Type of every JSON answer. */
 export const JSON_TYPE = 'application/json; charset=utf-8';
+/** Every answer of the API: no shared or browser cache keeps it (CONTRACT §3). */
+export const NO_STORE = 'private, no-store';
 
 export type ContentEncoding = 'br' | 'gzip' | 'identity';
 

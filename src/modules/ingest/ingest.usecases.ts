@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { parseTimestamp, TIMESTAMP_RULE } from '../../lib/calendar.js';
-import { AppError } from '../../lib/errors.js';
+import { AppError, notJsonBody } from '../../lib/errors.js';
 import type { SecretBox } from '../../lib/secrets.js';
 import type { Contact, Hub, IngestOperation, IngestOutcome, Store } from '../../store/store.js';
 import { fetchDisplayName, type ProfileLookup } from '../contacts/line-profile.js';
@@ -75,13 +75,7 @@ export class IngestService {
     if (!isValidHubId(hubId)) throw refused();
     const hub = await this.verifiedHub(hubId, rawBody, signature);
     if (!hub) throw refused();
-    if (!/^application\/json\s*(;|$)/i.test(contentType ?? '')) {
-      throw new AppError(
-        'unsupported_media_type',
-        415,
-        'a LINE webhook body must be sent as application/json',
-      );
-    }
+    if (!/^application\/json\s*(;|$)/i.test(contentType ?? '')) throw notJsonBody();
     let body: unknown;
     try {
       body = JSON.parse(rawBody.toString('utf8'));

@@ -32,9 +32,13 @@ export interface MessagesRouteDeps {
   rateLimiter: RateLimiter;
 }
 
+/** Every answer on the read path, errors included, may differ by Accept-Encoding. */
+const VARY = 'Accept-Encoding';
+
 export function methodNotAllowed(): AppError {
   return new AppError('method_not_allowed', 405, 'only GET and HEAD are allowed on this path', {
     Allow: 'GET, HEAD',
+    Vary: VARY,
   });
 }
 
@@ -101,6 +105,7 @@ export async function answerMessages(
   // The hub and its change counter are read while the key is checked, not after: one round trip
   // to PostgreSQL instead of three. Read before the rows, the counter never claims more than the
   // answer holds. Nothing read for a request that then fails its checks reaches the client.
+  reply.header('Vary', VARY);
   const early = isValidHubId(hubId);
   const hub = early ? checkDeps.getHub(hubId) : undefined;
   const version = early ? store.messages.dataVersion(hubId) : undefined;
@@ -113,11 +118,7 @@ export async function answerMessages(
   const dataVersion = await (version ?? store.messages.dataVersion(checked.hub.id));
   const etag = weakEtag([ANSWER_FORMAT, checked.hub.id, dataVersion, checked.fromMs, checked.toMsExclusive]);
   const encoding = negotiateEncoding(request.headers['accept-encoding']);
-  reply
-    .headers(checked.headers)
-    .header('Cache-Control', 'private, no-store')
-    .header('Vary', 'Accept-Encoding')
-    .header('ETag', etag);
+  reply.headers(checked.headers).header('ETag', etag);
 
   if (etagMatches(request.headers['if-none-match'], etag)) return reply.code(304).send();
 
