@@ -48,6 +48,10 @@ describe('authentication', () => {
     assert.equal(code(await ingest(messagesPath, [], 'chl_garbage')), 'invalid_api_key');
     const asRead = await ingest(messagesPath, [], readKey);
     assert.deepEqual([asRead.status, code(asRead)], [401, 'invalid_api_key']);
+    assert.equal(
+      JSON.parse(asRead.body.toString()).error.message,
+      'this API key is of scope read, which cannot record messages; use a key of scope ingest',
+    );
     const other = await ingest(messagesPath, [], otherHubIngestKey);
     assert.deepEqual([other.status, code(other)], [403, 'forbidden']);
     assert.equal(code(await ingest('/ingest/line/x1/messages', [])), 'invalid_hub_id');
@@ -63,9 +67,18 @@ describe('authentication', () => {
     assert.equal(basic.status, 401);
   });
 
-  test('an ingest key cannot read', async () => {
+  test('an ingest key cannot read, and is told it is a key of another scope', async () => {
     const res = await rawRequest(server.url, 'GET', `/api/line/${HUB}/messages?apikey=${ingestKey}`);
     assert.deepEqual([res.status, code(res)], [401, 'invalid_api_key']);
+    assert.equal(
+      JSON.parse(res.body.toString()).error.message,
+      'this API key is of scope ingest, which cannot read messages; use a key of scope read',
+    );
+    // A key that is not one (or no longer is) is not told anything about scopes.
+    await server.keys.revoke((await server.keys.list(HUB)).find((k) => k.label === 'sender')?.id ?? '');
+    const revoked = await rawRequest(server.url, 'GET', `/api/line/${HUB}/messages?apikey=${ingestKey}`);
+    assert.match(JSON.parse(revoked.body.toString()).error.message, /mistyped, unknown or revoked/);
+    ingestKey = (await server.keys.issue(HUB, 'ingest', 'sender again')).key;
   });
 });
 

@@ -262,7 +262,7 @@ describe('errors', () => {
     ['unknown tz', api('100', 'apikey=KEY&tz=Nowhere/Land'), 400, 'invalid_time_zone'],
     ['tz an abbreviation', api('100', 'apikey=KEY&tz=PST'), 400, 'invalid_time_zone'],
     ['unknown path', '/api/line/100/other?apikey=KEY', 404, 'not_found'],
-    ['root', '/', 404, 'not_found'],
+    ['unknown root-level path', '/nothing', 404, 'not_found'],
   ];
   for (const [why, path, status, code] of cases) {
     test(`${why} → ${status} ${code}`, async () => {

@@ -23,11 +23,19 @@ export async function authenticateIngest(
   }
   const match = /^Bearer +(\S+) *$/i.exec(authorization);
   const key = match?.[1] ? await keys.verify(match[1]) : undefined;
-  if (key?.scope !== 'ingest') {
+  if (key && key.scope !== 'ingest') {
     throw new AppError(
       'invalid_api_key',
       401,
-      'the ingest key is not valid (mistyped, unknown, revoked or not of scope ingest)',
+      `this API key is of scope ${key.scope}, which cannot record messages; use a key of scope ingest`,
+      CHALLENGE,
+    );
+  }
+  if (!key) {
+    throw new AppError(
+      'invalid_api_key',
+      401,
+      'the ingest key is not valid (mistyped, unknown or revoked)',
       CHALLENGE,
     );
   }

@@ -89,7 +89,15 @@ export async function checkMessagesRequest(
     refuse(401, 'invalid_api_key', 'the API key is not valid (mistyped, unknown or revoked)');
   if (apikeys.length > 1) throw invalidKey();
   const key = await deps.verifyKey(apikeys[0] ?? '');
-  if (key?.scope !== 'read') throw invalidKey();
+  if (key && key.scope !== 'read') {
+    // Still invalid_api_key (CONTRACT §1 row 2), but its holder is told why: a right key, wrong door.
+    throw refuse(
+      401,
+      'invalid_api_key',
+      `this API key is of scope ${key.scope}, which cannot read messages; use a key of scope read`,
+    );
+  }
+  if (!key) throw invalidKey();
 
   // From here on the key is known: a limited key's answers all carry its rate-limit fields.
   const limit = key.rateLimit;
