@@ -391,6 +391,7 @@ export function buildApp(deps: AppDeps): App {
     lineApiBaseUrl: deps.lineApiBaseUrl ?? 'https://api.line.me',
     clock,
     onStored: metrics ? (source, count) => metrics.stored(source, count) : undefined,
+    onWebhookRefused: metrics ? (reason) => metrics.webhookRefused(reason) : undefined,
   });
   registerIngestRoutes(app, { ingest, keys, rateLimiter });
   const accounts = new AccountService({

@@ -11,7 +11,8 @@ import type { PoolState } from '../store/store.js';
 
 type Event =
   | { kind: 'request'; route: string; method: string; status: number; seconds: number }
-  | { kind: 'stored'; source: string; count: number };
+  | { kind: 'stored'; source: string; count: number }
+  | { kind: 'webhook_refused'; reason: string };
 
 const EARLY_EVENTS_KEPT = 10_000;
 
@@ -20,7 +21,7 @@ interface Instruments {
   requests: Counter<'route' | 'method' | 'status'>;
   duration: Histogram<'route' | 'method' | 'status'>;
   stored: Counter<'source'>;
-  signatureFailures: Counter;
+  signatureFailures: Counter<'reason'>;
   rateLimited: Counter;
   pools: Gauge<'pool' | 'state'>;
 }
@@ -61,7 +62,10 @@ export class Metrics {
         }),
         signatureFailures: new client.Counter({
           name: 'chatlog_webhook_signature_failures_total',
-          help: 'LINE webhook requests refused for a missing or wrong signature',
+          help:
+            'LINE webhook requests refused (401), by reason: invalid_hub_id, unknown_hub, no_channel_secret, ' +
+            'missing_signature, malformed_signature, wrong_signature',
+          labelNames: ['reason'],
           registers: [registry],
         }),
         rateLimited: new client.Counter({
@@ -102,11 +106,14 @@ export class Metrics {
       m.stored.inc({ source: event.source }, event.count);
       return;
     }
+    if (event.kind === 'webhook_refused') {
+      m.signatureFailures.inc({ reason: event.reason });
+      return;
+    }
     const labels = { route: event.route, method: event.method, status: String(event.status) };
     m.requests.inc(labels);
     m.duration.observe(labels, event.seconds);
     if (event.status === 429) m.rateLimited.inc();
-    if (event.status === 401 && event.route === '/webhooks/line/:hubId') m.signatureFailures.inc();
   }
 
   /** `route` is the pattern (`/api/line/:hubId/messages`), never the URL. */
@@ -116,6 +123,11 @@ export class Metrics {
 
   stored(source: 'webhook' | 'ingest_api', count: number): void {
     if (count > 0) this.record({ kind: 'stored', source, count });
+  }
+
+  /** `reason` is one of a fixed few (modules/ingest's WebhookRefusal), never request data. */
+  webhookRefused(reason: string): void {
+    this.record({ kind: 'webhook_refused', reason });
   }
 
   /** The Prometheus text exposition. */

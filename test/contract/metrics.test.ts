@@ -25,6 +25,12 @@ test('requests, latency, stored messages, signature failures and pools, labelled
     assert.equal(ok.status, 200);
     const forged = await rawRequest(local.url, 'POST', '/webhooks/line/777', signed('wrong', raw), raw);
     assert.equal(forged.status, 401);
+    for (const hub of ['778', '779']) {
+      assert.equal(
+        (await rawRequest(local.url, 'POST', `/webhooks/line/${hub}`, signed('x', raw), raw)).status,
+        401,
+      );
+    }
     await rawRequest(local.url, 'GET', '/no/such/path');
 
     const scraped = await rawRequest(local.url, 'GET', '/metrics');
@@ -49,7 +55,8 @@ test('requests, latency, stored messages, signature failures and pools, labelled
       /chatlog_http_request_duration_seconds_bucket\{le="0.005",route="\/api\/line\/:hubId\/messages"/,
     );
     assert.equal(value(/chatlog_messages_stored_total\{source="webhook"\} (\d+)/), 1);
-    assert.equal(value(/chatlog_webhook_signature_failures_total (\d+)/), 1);
+    assert.equal(value(/chatlog_webhook_signature_failures_total\{reason="wrong_signature"\} (\d+)/), 1);
+    assert.equal(value(/chatlog_webhook_signature_failures_total\{reason="unknown_hub"\} (\d+)/), 2);
     assert.match(text, /route="unmatched"/);
     assert.match(text, /chatlog_store_connections\{pool="[a-z]+",state="idle"\} \d+/);
     assert.match(text, /nodejs_eventloop_lag_seconds \d/);

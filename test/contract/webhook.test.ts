@@ -103,20 +103,39 @@ describe('LINE webhooks', () => {
     const { hubId, key } = await newHub();
     const raw = body([messageEvent({ id: 'sig-1', type: 'text', text: 'forged' })]);
     const oneByteChanged = raw.replace('forged', 'forgeD');
-    const cases: Array<[string, Promise<{ status: number; body: Buffer }>]> = [
-      ['no signature', post(hubId, raw, { 'content-type': 'application/json' })],
-      ['malformed', post(hubId, raw, { 'content-type': 'application/json', 'x-line-signature': 'nope' })],
-      ['wrong secret', post(hubId, raw, signed('another-secret-entirely', raw))],
-      ['one byte changed', post(hubId, oneByteChanged, signed(SECRET, raw))],
-      ['unknown hub', post('123456789', raw)],
-      ['bad hub id', post('abc', raw)],
-    ];
     await server.hubs.add('99999', {});
-    cases.push(['hub without a secret', post('99999', raw)]);
-    for (const [why, pending] of cases) {
-      const res = await pending;
+    const forgedSignature = signed('another-secret-entirely', raw)['x-line-signature'] ?? '';
+    // [why, request, the reason the operator's log gives]
+    const cases: Array<[string, () => Promise<{ status: number; body: Buffer }>, string]> = [
+      ['no signature', () => post(hubId, raw, { 'content-type': 'application/json' }), 'missing_signature'],
+      [
+        'malformed',
+        () => post(hubId, raw, { 'content-type': 'application/json', 'x-line-signature': 'nope' }),
+        'malformed_signature',
+      ],
+      ['wrong secret', () => post(hubId, raw, signed('another-secret-entirely', raw)), 'wrong_signature'],
+      ['one byte changed', () => post(hubId, oneByteChanged, signed(SECRET, raw)), 'wrong_signature'],
+      ['unknown hub', () => post('123456789', raw), 'unknown_hub'],
+      ['bad hub id', () => post('abc', raw), 'invalid_hub_id'],
+      ['hub without a secret', () => post('99999', raw), 'no_channel_secret'],
+    ];
+    for (const [why, send, reason] of cases) {
+      const logged = server.logs.lines.length;
+      const res = await send();
       assert.equal(res.status, 401, why);
       assert.equal(JSON.parse(res.body.toString()).error.code, 'invalid_signature', why);
+      const warnings = server.logs.lines
+        .slice(logged)
+        .map((line) => JSON.parse(line))
+        .filter((entry) => entry.msg === 'LINE webhook refused');
+      assert.equal(warnings.length, 1, `${why}: one warning`);
+      assert.equal(warnings[0].reason, reason, why);
+      assert.equal(warnings[0].level, 40, `${why}: a warning`);
+      assert.ok(warnings[0].reqId, `${why}: with the request id`);
+      // Never the body, the secret or the signature.
+      const line = JSON.stringify(warnings[0]);
+      for (const secret of [SECRET, 'forged', forgedSignature, 'nope'])
+        assert.ok(!line.includes(secret), why);
     }
     assert.deepEqual(await answer(hubId, key), []);
   });

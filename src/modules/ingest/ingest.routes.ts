@@ -56,6 +56,7 @@ export function registerIngestRoutes(app: FastifyInstance, deps: IngestRouteDeps
           Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0),
           typeof signature === 'string' ? signature : undefined,
           request.headers['content-type'],
+          request.log,
         );
         return reply.type(JSON_TYPE).send({});
       },

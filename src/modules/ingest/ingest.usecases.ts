@@ -12,7 +12,13 @@ import type { Contact, Hub, IngestOperation, IngestOutcome, Store } from '../../
 import { fetchDisplayName, type ProfileLookup } from '../contacts/line-profile.js';
 import { isValidHubId } from '../hubs/hubs.usecases.js';
 import type { AccountMessage, ContactLinkBody } from './ingest.schemas.js';
-import { InvalidWebhookBody, isValidLineSignature, translateWebhook } from './line.webhook.js';
+import {
+  InvalidWebhookBody,
+  isValidLineSignature,
+  lineSignatureProblem,
+  translateWebhook,
+  type WebhookRefusal,
+} from './line.webhook.js';
 
 export interface IngestDeps {
   store: Store;
@@ -22,6 +28,8 @@ export interface IngestDeps {
   clock?: () => number;
   /** Told how many messages each request stored (for metrics). */
   onStored?: (source: 'webhook' | 'ingest_api', count: number) => void;
+  /** Told why each refused webhook was refused (for metrics). */
+  onWebhookRefused?: (reason: WebhookRefusal) => void;
 }
 
 function invalidBody(message: string): AppError {
@@ -46,15 +54,21 @@ export class IngestService {
    * the last second is tried first, without a round trip to the store (LINE sends bursts); when it
    * does not verify, the store is read, so a new secret works at once.
    */
-  private async verifiedHub(hubId: string, rawBody: Buffer, signature: string | undefined) {
+  private async verifiedHub(
+    hubId: string,
+    rawBody: Buffer,
+    signature: string | undefined,
+  ): Promise<Hub | WebhookRefusal> {
     const recent = this.recentHubs.get(hubId);
     if (recent && recent.until > Date.now() && isValidLineSignature(recent.secret, rawBody, signature)) {
       return recent.hub;
     }
     const hub = await this.deps.store.hubs.get(hubId);
-    if (!hub?.lineChannelSecretEncrypted) return undefined;
+    if (!hub) return 'unknown_hub';
+    if (!hub.lineChannelSecretEncrypted) return 'no_channel_secret';
     const secret = this.deps.secrets.decrypt(hub.lineChannelSecretEncrypted);
-    if (!isValidLineSignature(secret, rawBody, signature)) return undefined;
+    const problem = lineSignatureProblem(secret, rawBody, signature);
+    if (problem) return problem;
     if (this.recentHubs.size >= HUB_SECRETS_KEPT) this.recentHubs.clear();
     this.recentHubs.set(hubId, { hub, secret, until: Date.now() + HUB_SECRET_REUSE_MS });
     return hub;
@@ -69,12 +83,16 @@ export class IngestService {
     rawBody: Buffer,
     signature: string | undefined,
     contentType: string | undefined,
+    log: FastifyBaseLogger = this.deps.log,
   ) {
-    const refused = () =>
-      new AppError('invalid_signature', 401, 'the X-Line-Signature header is missing or wrong');
-    if (!isValidHubId(hubId)) throw refused();
-    const hub = await this.verifiedHub(hubId, rawBody, signature);
-    if (!hub) throw refused();
+    const hub = isValidHubId(hubId) ? await this.verifiedHub(hubId, rawBody, signature) : 'invalid_hub_id';
+    if (typeof hub === 'string') {
+      // The client is told no more than 401 (LINE's own answer to a wrong signature); the operator
+      // is told which. Never the body, the secret or the signature.
+      log.warn({ hubId: hubId.slice(0, 40), reason: hub }, 'LINE webhook refused');
+      this.deps.onWebhookRefused?.(hub);
+      throw new AppError('invalid_signature', 401, 'the X-Line-Signature header is missing or wrong');
+    }
     if (!/^application\/json\s*(;|$)/i.test(contentType ?? '')) throw notJsonBody();
     let body: unknown;
     try {

@@ -9,16 +9,37 @@ import type { IngestOperation, SourceKind } from '../../store/store.js';
 
 const SIGNATURE_PATTERN = /^[A-Za-z0-9+/]{43}=$/;
 
-/** X-Line-Signature: base64 HMAC-SHA256 of the raw body under the channel secret, compared in constant time. */
+/** Why a webhook was refused: each answers the same 401, but the operator's log and metrics tell them apart. */
+export type WebhookRefusal =
+  | 'invalid_hub_id'
+  | 'unknown_hub'
+  | 'no_channel_secret'
+  | 'missing_signature'
+  | 'malformed_signature'
+  | 'wrong_signature';
+
+/**
+ * X-Line-Signature: base64 HMAC-SHA256 of the raw body under the channel secret, compared in constant
+ * time. Undefined when it verifies; otherwise what is wrong with it.
+ */
+export function lineSignatureProblem(
+  channelSecret: string,
+  rawBody: Buffer,
+  header: string | undefined,
+): WebhookRefusal | undefined {
+  if (header === undefined || header === '') return 'missing_signature';
+  if (!SIGNATURE_PATTERN.test(header)) return 'malformed_signature';
+  const expected = createHmac('sha256', channelSecret).update(rawBody).digest();
+  const given = Buffer.from(header, 'base64');
+  return given.length === expected.length && timingSafeEqual(given, expected) ? undefined : 'wrong_signature';
+}
+
 export function isValidLineSignature(
   channelSecret: string,
   rawBody: Buffer,
   header: string | undefined,
 ): boolean {
-  if (header === undefined || !SIGNATURE_PATTERN.test(header)) return false;
-  const expected = createHmac('sha256', channelSecret).update(rawBody).digest();
-  const given = Buffer.from(header, 'base64');
-  return given.length === expected.length && timingSafeEqual(given, expected);
+  return lineSignatureProblem(channelSecret, rawBody, header) === undefined;
 }
 
 export function lineSignature(channelSecret: string, rawBody: Buffer | string): string {
