@@ -99,7 +99,7 @@ export async function serve(config: Config, workers: number): Promise<void> {
     cluster.on('message', (_worker, message: { type?: string; message?: string }) => {
       if (message?.type === START_FAILED && !failureTold) {
         failureTold = true;
-        process.stderr.write(`chatlog: ${message.message}\n`);
+        process.stderr.write(`chatlog: error: ${message.message}\n`);
       }
     });
     cluster.on('exit', (worker, code) => {
@@ -140,7 +140,7 @@ export async function serve(config: Config, workers: number): Promise<void> {
     server.close().then(
       () => process.exit(0),
       (error: unknown) => {
-        process.stderr.write(`chatlog: error while stopping: ${(error as Error).message}\n`);
+        process.stderr.write(`chatlog: error: could not stop cleanly: ${(error as Error).message}\n`);
         process.exit(1);
       },
     );

@@ -196,6 +196,8 @@ export interface Store {
      * so an ETag never claims data that the answer does not hold yet.
      */
     dataVersion(hubId: string): Promise<number>;
+    /** The createdAt (epoch ms) of the hub's newest message, or undefined when it has none. */
+    latestAt(hubId: string): Promise<number | undefined>;
     /** The hub's messages in answer order (contacts first-seen, messages oldest first), in batches. */
     stream(query: MessageQuery): AsyncIterable<MessageRow[]>;
     /**

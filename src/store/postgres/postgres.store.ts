@@ -449,6 +449,15 @@ export class PostgresStore implements Store {
       } as pg.QueryConfig);
       return result.rows[0]?.data_version ?? 0;
     },
+    // MAX over the (hub_id, created_at) index: one index probe, however many messages the hub has.
+    latestAt: async (hubId) => {
+      const result = await this.streamPool.query<{ latest: number | null }>({
+        text: 'SELECT MAX(created_at) AS latest FROM messages WHERE hub_id = $1',
+        values: [hubId],
+        query_timeout: this.smallQueryTimeoutMs,
+      } as pg.QueryConfig);
+      return result.rows[0]?.latest ?? undefined;
+    },
     stream: (query) => this.streamMessages(query),
     importAll: (hubId, batches, now) => this.importAllNow(hubId, batches, now),
     ingest: (hubId, operations, now) =>

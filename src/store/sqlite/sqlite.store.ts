@@ -412,6 +412,13 @@ export class SqliteStore implements Store {
           | { data_version: number }
           | undefined
       )?.data_version ?? 0,
+    // MAX over the (hub_id, created_at) index: one index probe, however many messages the hub has.
+    latestAt: async (hubId) =>
+      (
+        this.sql('SELECT MAX(created_at) AS latest FROM messages WHERE hub_id = ?').get(hubId) as
+          | { latest: number | null }
+          | undefined
+      )?.latest ?? undefined,
     stream: (query) => this.streamMessages(query),
     importAll: (hubId, batches, now) => this.serializeWrites(() => this.importAllNow(hubId, batches, now)),
     ingest: (hubId, operations, now) =>
