@@ -49,6 +49,16 @@ for (const button of document.querySelectorAll('button[data-action="show"]')) {
   });
 }
 
+// Escape hides an icon's tooltip (shown by CSS on hover and focus) until the pointer or focus leaves.
+for (const button of document.querySelectorAll('button.icon')) {
+  button.addEventListener('keydown', (event) => {
+    if (event.key === 'Escape') button.classList.add('tooltip-dismissed');
+  });
+  for (const type of ['blur', 'mouseleave']) {
+    button.addEventListener(type, () => button.classList.remove('tooltip-dismissed'));
+  }
+}
+
 for (const button of document.querySelectorAll('button[data-action="issue"]')) {
   const form = document.getElementById(button.getAttribute('aria-controls'));
   if (!form) continue;

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { rawRequest, startTestServer, type TestServer } from '../helpers.js';
+import { message, rawRequest, startTestServer, storeMessages, type TestServer } from '../helpers.js';
 
 const PASSWORD = 'correct horse battery staple';
 let server: TestServer;
@@ -68,6 +68,56 @@ class Client {
   }
 }
 
+/** HTML without the elements hidden from assistive technology (`aria-hidden="true"`, nested spans). */
+function withoutHidden(html: string): string {
+  let out = html;
+  for (let start = out.search(/<span[^>]*aria-hidden="true"/); start >= 0; ) {
+    let depth = 0;
+    const tags = /<(\/?)span\b[^>]*>/g;
+    tags.lastIndex = start;
+    let end = out.length;
+    for (let tag = tags.exec(out); tag; tag = tags.exec(out)) {
+      depth += tag[1] ? -1 : 1;
+      if (depth === 0) {
+        end = tags.lastIndex;
+        break;
+      }
+    }
+    out = out.slice(0, start) + out.slice(end);
+    start = out.search(/<span[^>]*aria-hidden="true"/);
+  }
+  return out;
+}
+
+/**
+ * What a reader (or a screen reader) gets of some HTML: hidden parts out, a space where a block or
+ * a cell ends, inline tags out, entities of the escaper decoded, spaces collapsed.
+ */
+function textOf(html: string): string {
+  return withoutHidden(html)
+    .replace(
+      /<\/?(?:table|caption|thead|tbody|tr|th|td|dl|dt|dd|p|div|section|h\d|pre|form|button|br)\b[^>]*>/g,
+      ' ',
+    )
+    .replace(/<[^>]*>/g, '')
+    .replace(/&#(\d+);/g, (_, code: string) => String.fromCharCode(Number(code)))
+    .replace(/\s+/g, ' ')
+    .trim();
+}
+
+/** One hub's section of the keys page. */
+function hubSection(html: string, hubId: string): string {
+  const section = new RegExp(`<section class="hub" aria-labelledby="hub-${hubId}">[\\s\\S]*?</section>`).exec(
+    html,
+  )?.[0];
+  assert.ok(section, `the page has a section for hub ${hubId}`);
+  return section;
+}
+
+/** The Tokyo wall clock of an instant, by plain arithmetic (Japan has kept +09:00 since 1951). */
+const tokyoMinute = (epochMs: number) =>
+  new Date(epochMs + 9 * 3_600_000).toISOString().slice(0, 16).replace('T', ' ');
+
 const api = (hubId: string, key: string) => `/api/line/${hubId}/messages?apikey=${encodeURIComponent(key)}`;
 
 before(async () => {
@@ -100,7 +150,7 @@ describe('the account screen', () => {
     assert.doesNotMatch(page.text, /<script>|<style>| on[a-z]+="/, 'no inline script or style');
     assert.equal(page.headers['x-frame-options'], 'DENY');
     assert.equal(page.headers['referrer-policy'], 'no-referrer');
-    assert.equal(page.headers['cache-control'], 'no-store');
+    assert.match(String(page.headers['cache-control']), /(^|, )no-store$/);
     assert.match(
       page.setCookie[0] ?? '',
       /^chatlog_signin=[^;]+; Path=\/account; SameSite=Lax; Max-Age=3600; HttpOnly$/,
@@ -156,15 +206,16 @@ describe('the account screen', () => {
     const keyId = /issued=([^#&]+)/.exec(issued.headers.location ?? '')?.[1] ?? '';
     const after = await client.get(`/account?issued=${keyId}`);
     assert.match(after.text, /Key “HubSpot sync” created/);
-    const row = new RegExp(`<tr id="key-${keyId}" class="new">[\\s\\S]*?</tr>`).exec(after.text)?.[0] ?? '';
-    assert.match(row, /<th scope="row">HubSpot sync<\/th>/);
+    const row =
+      new RegExp(`<tr role="row" id="key-${keyId}" class="new">[\\s\\S]*?</tr>`).exec(after.text)?.[0] ?? '';
+    assert.match(row, /<th role="rowheader" scope="row">HubSpot sync<\/th>/);
     assert.match(row, /chl_[0-9A-Za-z]{4}•{12}</, 'masked: first characters, then dots');
     assert.match(row, /aria-label="Copy key"/);
     assert.match(row, /aria-label="Show key"/);
 
     const revealed = await client.post(`/account/keys/${keyId}/reveal`, {}, { 'x-csrf-token': csrf });
     assert.equal(revealed.status, 200);
-    assert.equal(revealed.headers['cache-control'], 'no-store');
+    assert.match(String(revealed.headers['cache-control']), /(^|, )no-store$/);
     const key = JSON.parse(revealed.text).key as string;
     assert.match(key, /^chl_[0-9A-Za-z]{28}$/);
     assert.equal((await rawRequest(server.url, 'GET', api('501', key))).status, 200);
@@ -178,7 +229,7 @@ describe('the account screen', () => {
     assert.equal((await rawRequest(server.url, 'GET', api('501', key))).status, 401);
     const final = await client.get(`/account?revoked=${keyId}`);
     assert.match(final.text, /Key “HubSpot sync” revoked\./);
-    assert.match(final.text, /Revoked \d{4}-\d\d-\d\d</);
+    assert.match(textOf(final.text), /Revoked on \d{4}-\d\d-\d\d \d\d:\d\d/);
 
     // Every answer of the screen but the one reveal: not a byte of the key.
     const revealIndex = client.seen.indexOf(revealed.text);
@@ -241,6 +292,100 @@ describe('the account screen', () => {
     assert.equal((await client.post(`/account/keys/${keyId}/revoke`, { csrf, confirm: 'yes' })).status, 404);
     assert.equal((await client.post('/account/hubs/503/keys', { csrf, label: 'x' })).status, 404);
     assert.equal((await rawRequest(server.url, 'GET', api('503', key))).status, 200, 'still live');
+  });
+
+  test('times in the hub zone with the zone named, scopes and states in the page language, an example that holds data', async () => {
+    await server.hubs.add('504', { timeZone: 'Asia/Tokyo' });
+    await server.hubs.add('505', {});
+    await server.accounts.add('zones@example.com', ['504', '505'], PASSWORD);
+    const newest = Date.parse('2024-03-10T16:30:00.000Z'); // 2024-03-11 01:30 in Tokyo
+    await storeMessages(server.store, '504', [
+      message({ createdAt: Date.parse('2024-02-01T00:00:00.000Z'), msg: 'older, outside the example' }),
+      message({ createdAt: newest - 86_400_000, msg: 'the day before' }),
+      message({ createdAt: newest, msg: 'the newest' }),
+    ]);
+    const reader = await server.keys.issue('504', 'read', 'Reader');
+    await server.keys.verify(reader.key);
+    await server.keys.flushLastUsed();
+    const sender = await server.keys.issue('504', 'ingest', 'Sender');
+    await server.keys.revoke(sender.summary.id);
+    await server.keys.issue('505', 'read', 'In UTC');
+
+    for (const language of ['en', 'ja'] as const) {
+      const client = new Client({ 'accept-language': language });
+      await client.signIn('zones@example.com');
+      const page = (await client.get('/account')).text;
+      const tokyo = hubSection(page, '504');
+      const utc = hubSection(page, '505');
+
+      // The zone is named: in the hub's facts and in the headers of both time columns.
+      const head = textOf(/<thead[\s\S]*?<\/thead>/.exec(tokyo)?.[0] ?? '');
+      const [created, lastUsed] = language === 'en' ? ['Created', 'Last used'] : ['作成日時', '最終使用'];
+      const zoned = (zone: string) => (language === 'en' ? ` (${zone})` : `(${zone})`);
+      assert.ok(head.includes(created + zoned('Asia/Tokyo')), head);
+      assert.ok(head.includes(lastUsed + zoned('Asia/Tokyo')), head);
+      assert.match(textOf(tokyo), language === 'en' ? /Time zone Asia\/Tokyo/ : /タイムゾーン Asia\/Tokyo/);
+      assert.match(textOf(utc), language === 'en' ? /Created \(UTC\)/ : /作成日時\(UTC\)/);
+
+      // Every time shown is the Tokyo wall clock of the exact instant its datetime gives.
+      const times = [...tokyo.matchAll(/<time datetime="([^"]+)">([\s\S]*?)<\/time>/g)];
+      assert.equal(times.length, 4, 'the reader created and last used, the sender created and revoked');
+      for (const [, datetime = '', shown = ''] of times) {
+        assert.equal(textOf(shown), tokyoMinute(Date.parse(datetime)), datetime);
+      }
+      const readerCreated = (await server.keys.list('504')).find((k) => k.label === 'Reader')?.createdAt ?? 0;
+      assert.ok(textOf(tokyo).includes(tokyoMinute(readerCreated)));
+
+      // Scopes and states in the page's language; a revoked key's state is not the button's word.
+      const rowText = (label: string) =>
+        textOf(
+          new RegExp(
+            `<tr role="row"[^>]*>\\s*<th role="rowheader" scope="row">${label}</th>[\\s\\S]*?</tr>`,
+          ).exec(tokyo)?.[0] ?? '',
+        );
+      const stateOf = (label: string) =>
+        textOf(
+          new RegExp(
+            `<tr role="row"[^>]*>\\s*<th role="rowheader" scope="row">${label}</th>[\\s\\S]*?<span class="state[^"]*">([\\s\\S]*?)</span></td>`,
+          ).exec(tokyo)?.[1] ?? '',
+        );
+      const revokedAt = (await server.keys.list('504')).find((k) => k.label === 'Sender')?.revokedAt ?? 0;
+      if (language === 'en') {
+        assert.match(rowText('Reader'), /^Reader read /);
+        assert.match(rowText('Sender'), /^Sender ingest /);
+        assert.equal(stateOf('Reader'), 'Active');
+        assert.equal(stateOf('Sender'), `Revoked on ${tokyoMinute(revokedAt)}`);
+        assert.match(tokyo, />Revoke<\/button>/);
+      } else {
+        assert.match(rowText('Reader'), /^Reader 読み取り /);
+        assert.match(rowText('Sender'), /^Sender 取り込み /);
+        assert.equal(stateOf('Reader'), '有効');
+        assert.equal(stateOf('Sender'), `失効済み ${tokyoMinute(revokedAt)}`);
+        assert.match(tokyo, />無効化<\/button>/);
+        assert.ok(!stateOf('Sender').includes('無効化'), 'the state is not the Revoke button’s word');
+      }
+
+      // The example curl names the week up to the newest message, in the hub's zone.
+      const curl = textOf(/<code class="example">([\s\S]*?)<\/code>/.exec(tokyo)?.[1] ?? '');
+      assert.match(curl, /&from=2024-03-05&to=2024-03-11'$/);
+      const [, url = ''] = /^curl '([^']+)'$/.exec(curl) ?? [];
+      const withKey = url.replace(/chl_•+/, reader.key).replace(server.url, '');
+      const answer = await rawRequest(server.url, 'GET', withKey);
+      assert.equal(answer.status, 200);
+      const messages = JSON.parse(answer.body.toString('utf8'))[0].messages.map(
+        (m: { msg: string }) => m.msg,
+      );
+      assert.deepEqual(messages, ['the day before', 'the newest'], 'the example answers with messages');
+
+      // A hub without messages: the week ending today in its zone.
+      const today = new Date().toISOString().slice(0, 10);
+      const weekAgo = new Date(Date.parse(today) - 6 * 86_400_000).toISOString().slice(0, 10);
+      assert.ok(
+        textOf(utc).includes(`&from=${weekAgo}&to=${today}'`),
+        `the example of an empty hub is the week ending today (${weekAgo} to ${today})`,
+      );
+      assert.match(textOf(utc), language === 'en' ? /there is no message yet/ : /メッセージはまだありません/);
+    }
   });
 
   test('Japanese from Accept-Language, and the switch', async () => {

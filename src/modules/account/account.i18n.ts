@@ -1,5 +1,7 @@
 /** The account screen's words in English and Japanese (accessible names as CONTRACT §8 lists them). */
 
+import type { KeyScope } from '../../store/store.js';
+
 export type Language = 'en' | 'ja';
 export const LANGUAGES: readonly Language[] = ['en', 'ja'];
 
@@ -20,7 +22,12 @@ const en = {
   hub: (hubId: string) => `Hub ${hubId}`,
   noHubs: 'This account has no hubs yet. Ask your administrator to run `chatlog account add` with --hub.',
   apiUrl: 'API URL',
-  curlExample: 'Example (put your key in place of the dots)',
+  timeZone: 'Time zone',
+  timeZoneUse: 'the days of from and to, and every time on this page',
+  curlExample: (hasMessages: boolean): string =>
+    hasMessages
+      ? 'Example: the week up to the newest message (put your key in place of the dots)'
+      : 'Example: the last seven days; there is no message yet (put your key in place of the dots)',
   apiDocs: 'API documentation',
   issueKey: 'Issue key',
   label: 'Label',
@@ -28,20 +35,24 @@ const en = {
   scope: 'Scope',
   scopeRead: 'read — the messages API',
   scopeIngest: 'ingest — sending messages in',
+  scopeNames: { read: 'read', ingest: 'ingest' } as Record<KeyScope, string>,
   createKey: 'Create key',
   cancel: 'Cancel',
   keysOf: (hubId: string) => `Keys of hub ${hubId}`,
   colLabel: 'Label',
   colScope: 'Scope',
   colKey: 'Key',
-  colCreated: 'Created (UTC)',
-  colLastUsed: 'Last used (UTC)',
+  colCreated: 'Created',
+  colLastUsed: 'Last used',
+  /** After a column name: the zone its times are in. */
+  inZone: (timeZone: string) => ` (${timeZone})`,
   colState: 'State',
   colActions: 'Actions',
   never: 'never',
   noLabel: '(no label)',
-  live: 'Live',
-  revokedOn: (when: string) => `Revoked ${when}`,
+  // States are adjectives, never the Revoke button's own word.
+  live: 'Active',
+  revokedOn: 'Revoked on',
   noKeys: 'No keys yet. Issue one to call the API.',
   copyKey: 'Copy key',
   copied: 'Copied',
@@ -81,28 +92,35 @@ const ja: Words = {
   noHubs:
     'このアカウントにはまだハブがありません。管理者に `chatlog account add --hub` の実行を依頼してください。',
   apiUrl: 'API の URL',
-  curlExample: '例(点の部分をキーに置き換えてください)',
+  timeZone: 'タイムゾーン',
+  timeZoneUse: 'from と to の日付、およびこのページの日時',
+  curlExample: (hasMessages: boolean): string =>
+    hasMessages
+      ? '例:最新のメッセージまでの 1 週間(点の部分をキーに置き換えてください)'
+      : '例:直近 7 日間。メッセージはまだありません(点の部分をキーに置き換えてください)',
   apiDocs: 'API ドキュメント',
   issueKey: 'キーを発行',
   label: 'ラベル',
   labelHint: 'このキーの用途(例:「HubSpot 連携」)。',
   scope: 'スコープ',
-  scopeRead: 'read — メッセージ API',
-  scopeIngest: 'ingest — メッセージの取り込み',
+  scopeRead: '読み取り(read)— メッセージ API で読む',
+  scopeIngest: '取り込み(ingest)— メッセージを送り込む',
+  scopeNames: { read: '読み取り', ingest: '取り込み' },
   createKey: 'キーを作成',
   cancel: 'キャンセル',
   keysOf: (hubId: string) => `ハブ ${hubId} のキー`,
   colLabel: 'ラベル',
   colScope: 'スコープ',
   colKey: 'キー',
-  colCreated: '作成日時(UTC)',
-  colLastUsed: '最終使用(UTC)',
+  colCreated: '作成日時',
+  colLastUsed: '最終使用',
+  inZone: (timeZone: string) => `(${timeZone})`,
   colState: '状態',
   colActions: '操作',
-  never: 'なし',
+  never: '未使用',
   noLabel: '(ラベルなし)',
   live: '有効',
-  revokedOn: (when: string) => `無効化 ${when}`,
+  revokedOn: '失効済み',
   noKeys: 'キーはまだありません。API を使うにはキーを発行してください。',
   copyKey: 'キーをコピー',
   copied: 'コピーしました',

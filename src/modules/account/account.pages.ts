@@ -7,6 +7,8 @@ import { formatTimestamp } from '../../lib/calendar.js';
 import { escapeHtml } from '../../lib/html.js';
 import type { KeySummary } from '../keys/keys.usecases.js';
 import type { Language, Words } from './account.i18n.js';
+import { formatLocalMinute } from './account.time.js';
+import type { HubOverview } from './account.usecases.js';
 
 /** A key as the screen shows it: its first characters, then dots (not one per hidden character). */
 export function maskedKey(keyStart: string): string {
@@ -14,8 +16,6 @@ export function maskedKey(keyStart: string): string {
 }
 
 const MASK_DOTS = 12;
-/** Times in UTC, as the column headers say. */
-const when = (ms: number) => formatTimestamp(ms).slice(0, 16).replace('T', ' ');
 
 const ICONS = {
   copy: '<svg aria-hidden="true" focusable="false" viewBox="0 0 24 24" width="20" height="20"><rect x="8" y="8" width="12" height="12" rx="2"/><path d="M16 8V6a2 2 0 0 0-2-2H6a2 2 0 0 0-2 2v8a2 2 0 0 0 2 2h2"/></svg>',
@@ -83,52 +83,114 @@ ${error}<form method="post" action="/account/sign-in">
   });
 }
 
-export interface HubView {
+export interface HubView extends HubOverview {
   hubId: string;
   apiUrl: string;
   keys: KeySummary[];
 }
 
-function keyRow(words: Words, key: KeySummary, csrfToken: string, isNew: boolean): string {
+/** A column name whose time zone (`America/Argentina/Buenos_Aires`) may break after a slash. */
+const breakableName = (text: string) => escapeHtml(text).replaceAll('/', '/<wbr>');
+
+/**
+ * A cell's column name (HTML), shown beside its value where the table is laid out as cards (narrow
+ * screens); hidden from assistive technology, which has the column headers.
+ */
+const cellLabel = (html: string) => `<span class="cell-label" aria-hidden="true">${html}</span>`;
+
+/**
+ * An instant in the hub's zone, with its exact UTC value for machines. The day and the clock time
+ * may go on two lines (a narrower table), never the day itself.
+ */
+function timeIn(epochMs: number, timeZone: string): string {
+  const [day, clock] = formatLocalMinute(epochMs, timeZone).split(' ');
+  return `<time datetime="${formatTimestamp(epochMs)}"><span class="day">${day}</span> <span class="clock">${clock}</span></time>`;
+}
+
+/** The key table's column names, as HTML. */
+interface Columns {
+  label: string;
+  scope: string;
+  key: string;
+  created: string;
+  lastUsed: string;
+  state: string;
+  actions: string;
+}
+
+function keyRow(
+  words: Words,
+  key: KeySummary,
+  columns: Columns,
+  timeZone: string,
+  csrfToken: string,
+  isNew: boolean,
+): string {
   const label = key.label || words.noLabel;
-  const live = key.revokedAt === null;
   const masked = maskedKey(key.keyStart);
-  const keyCell = live
-    ? `<span class="key" data-masked="${escapeHtml(masked)}">${escapeHtml(masked)}</span>
+  const keyCell =
+    key.revokedAt === null
+      ? `<span class="key" data-masked="${escapeHtml(masked)}">${escapeHtml(masked)}</span>
 <span class="icons">
 <button type="button" class="icon" data-action="show" data-key-id="${escapeHtml(key.id)}" aria-label="${escapeHtml(words.showKey)}" aria-pressed="false" data-show-label="${escapeHtml(words.showKey)}" data-hide-label="${escapeHtml(words.hideKey)}">${ICONS.eye}</button>
 <button type="button" class="icon" data-action="copy" data-key-id="${escapeHtml(key.id)}" aria-label="${escapeHtml(words.copyKey)}" data-copied="${escapeHtml(words.copied)}" data-failed="${escapeHtml(words.copyFailed)}">${ICONS.copy}</button>
 <span class="copied" role="status" aria-live="polite"></span>
 </span>`
-    : `<span class="key revoked">${escapeHtml(masked)}</span>`;
-  const actions = live
-    ? `<form method="post" action="/account/keys/${encodeURIComponent(key.id)}/revoke" class="revoke" data-question="${escapeHtml(words.revokeQuestion(label))}">
+      : `<span class="key revoked">${escapeHtml(masked)}</span>`;
+  const actions =
+    key.revokedAt === null
+      ? `<form method="post" action="/account/keys/${encodeURIComponent(key.id)}/revoke" class="revoke" data-question="${escapeHtml(words.revokeQuestion(label))}">
 <input type="hidden" name="csrf" value="${escapeHtml(csrfToken)}">
 <button type="submit" class="danger">${escapeHtml(words.revoke)}</button>
 </form>`
-    : '';
-  return `<tr id="key-${escapeHtml(key.id)}"${isNew ? ' class="new"' : ''}>
-<th scope="row">${escapeHtml(label)}</th>
-<td>${escapeHtml(key.scope)}</td>
-<td class="key-cell">${keyCell}</td>
-<td><time datetime="${formatTimestamp(key.createdAt)}">${when(key.createdAt)}</time></td>
-<td>${key.lastUsedAt === null ? escapeHtml(words.never) : `<time datetime="${formatTimestamp(key.lastUsedAt)}">${when(key.lastUsedAt)}</time>`}</td>
-<td>${live ? escapeHtml(words.live) : escapeHtml(words.revokedOn(formatTimestamp(key.revokedAt ?? 0).slice(0, 10)))}</td>
-<td>${actions}</td>
+      : '';
+  const state =
+    key.revokedAt === null
+      ? `<span class="state live">${escapeHtml(words.live)}</span>`
+      : `<span class="state revoked">${escapeHtml(words.revokedOn)} ${timeIn(key.revokedAt, timeZone)}</span>`;
+  return `<tr role="row" id="key-${escapeHtml(key.id)}"${isNew ? ' class="new"' : ''}>
+<th role="rowheader" scope="row">${escapeHtml(label)}</th>
+<td role="cell" class="scope">${cellLabel(columns.scope)}<span>${escapeHtml(words.scopeNames[key.scope])}</span></td>
+<td role="cell" class="key-cell">${cellLabel(columns.key)}<span class="key-value">${keyCell}</span></td>
+<td role="cell">${cellLabel(columns.created)}${timeIn(key.createdAt, timeZone)}</td>
+<td role="cell">${cellLabel(columns.lastUsed)}${key.lastUsedAt === null ? `<span>${escapeHtml(words.never)}</span>` : timeIn(key.lastUsedAt, timeZone)}</td>
+<td role="cell">${cellLabel(columns.state)}${state}</td>
+<td role="cell" class="actions">${actions}</td>
 </tr>`;
 }
 
 function hubSection(words: Words, hub: HubView, csrfToken: string, newKeyId: string | undefined): string {
   const id = `hub-${hub.hubId}`;
-  const example = `curl '${hub.apiUrl}?apikey=${maskedKey('chl_')}&from=2024-01-01&to=2024-01-31'`;
-  const rows = hub.keys.map((key) => keyRow(words, key, csrfToken, key.id === newKeyId)).join('\n');
+  const { from, to } = hub.exampleDays;
+  const example = `curl '${hub.apiUrl}?apikey=${maskedKey('chl_')}&from=${from}&to=${to}'`;
+  // A time column's name has the zone on a line of its own under it: the times keep one line each.
+  const inZone = `<span class="in-zone">${breakableName(words.inZone(hub.timeZone))}</span>`;
+  const columns: Columns = {
+    label: escapeHtml(words.colLabel),
+    scope: escapeHtml(words.colScope),
+    key: escapeHtml(words.colKey),
+    created: `${escapeHtml(words.colCreated)}${inZone}`,
+    lastUsed: `${escapeHtml(words.colLastUsed)}${inZone}`,
+    state: escapeHtml(words.colState),
+    actions: escapeHtml(words.colActions),
+  };
+  const rows = hub.keys
+    .map((key) => keyRow(words, key, columns, hub.timeZone, csrfToken, key.id === newKeyId))
+    .join('\n');
+  const header = (Object.keys(columns) as Array<keyof Columns>)
+    .map((column) => `<th role="columnheader" scope="col" class="col-${column}">${columns[column]}</th>`)
+    .join('');
+  // The table's roles are explicit: the narrow-screen layout (cards) changes its CSS display, which
+  // would otherwise cost it its table semantics in some browsers.
   return `<section class="hub" aria-labelledby="${id}">
 <h2 id="${id}">${escapeHtml(words.hub(hub.hubId))}</h2>
 <dl class="api">
 <dt>${escapeHtml(words.apiUrl)}</dt>
 <dd><code>${escapeHtml(hub.apiUrl)}</code></dd>
-<dt>${escapeHtml(words.curlExample)}</dt>
-<dd><pre><code>${escapeHtml(example)}</code></pre></dd>
+<dt>${escapeHtml(words.timeZone)}</dt>
+<dd><code class="zone">${escapeHtml(hub.timeZone)}</code>: ${escapeHtml(words.timeZoneUse)}</dd>
+<dt>${escapeHtml(words.curlExample(hub.latestMessageAt !== undefined))}</dt>
+<dd><pre><code class="example">${escapeHtml(example)}</code></pre></dd>
 </dl>
 <p><a href="/docs">${escapeHtml(words.apiDocs)}</a></p>
 <button type="button" class="primary" data-action="issue" aria-expanded="true" aria-controls="issue-${id}">${escapeHtml(words.issueKey)}</button>
@@ -152,10 +214,10 @@ ${
   hub.keys.length === 0
     ? `<p>${escapeHtml(words.noKeys)}</p>`
     : `<div class="table-wrap">
-<table>
+<table class="keys" role="table">
 <caption>${escapeHtml(words.keysOf(hub.hubId))}</caption>
-<thead><tr><th scope="col">${escapeHtml(words.colLabel)}</th><th scope="col">${escapeHtml(words.colScope)}</th><th scope="col">${escapeHtml(words.colKey)}</th><th scope="col">${escapeHtml(words.colCreated)}</th><th scope="col">${escapeHtml(words.colLastUsed)}</th><th scope="col">${escapeHtml(words.colState)}</th><th scope="col">${escapeHtml(words.colActions)}</th></tr></thead>
-<tbody>
+<thead role="rowgroup"><tr role="row">${header}</tr></thead>
+<tbody role="rowgroup">
 ${rows}
 </tbody>
 </table>

@@ -137,7 +137,12 @@ export function registerAccountRoutes(app: FastifyInstance, deps: AccountRouteDe
     ) => {
       const hubs = [];
       for (const hubId of signedIn.hubIds) {
-        hubs.push({ hubId, apiUrl: apiUrl(request, hubId), keys: await accounts.keysOf(signedIn, hubId) });
+        hubs.push({
+          hubId,
+          apiUrl: apiUrl(request, hubId),
+          keys: await accounts.keysOf(signedIn, hubId),
+          ...(await accounts.hubOverview(signedIn, hubId)),
+        });
       }
       return html(
         reply,

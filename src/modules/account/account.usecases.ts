@@ -17,6 +17,7 @@ import {
   MIN_PASSWORD_LENGTH,
   verifyPassword,
 } from './account.passwords.js';
+import { type DayRange, exampleDays } from './account.time.js';
 
 export const SESSION_TTL_MS = 12 * 60 * 60 * 1000;
 /** Failed sign-ins allowed per email, and per client address, in 15 minutes. */
@@ -43,6 +44,15 @@ export type SignInResult =
   | { ok: true; sessionId: string }
   | { ok: false; reason: 'invalid' }
   | { ok: false; reason: 'throttled'; retryAfterSeconds: number };
+
+export interface HubOverview {
+  /** The hub's IANA time zone: the API's days and every time on the screen are in it. */
+  timeZone: string;
+  /** The createdAt of the hub's newest message, or undefined while it has none. */
+  latestMessageAt: number | undefined;
+  /** The example curl's `from` and `to`. */
+  exampleDays: DayRange;
+}
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest();
 
@@ -169,6 +179,14 @@ export class AccountService {
   async keysOf(signedIn: SignedIn, hubId: string): Promise<KeySummary[]> {
     this.requireHub(signedIn, hubId);
     return (await this.deps.keys.list(hubId)).reverse();
+  }
+
+  /** What the screen shows of a hub besides its keys: the zone of its days and its example's range. */
+  async hubOverview(signedIn: SignedIn, hubId: string): Promise<HubOverview> {
+    this.requireHub(signedIn, hubId);
+    const timeZone = (await this.deps.hubs.get(hubId))?.timeZone ?? 'UTC';
+    const latestMessageAt = await this.deps.store.messages.latestAt(hubId);
+    return { timeZone, latestMessageAt, exampleDays: exampleDays(latestMessageAt, this.now(), timeZone) };
   }
 
   async issueKey(signedIn: SignedIn, hubId: string, label: string, scope: string): Promise<KeySummary> {
