@@ -1,11 +1,18 @@
-/** `chatlog demo`: a demo hub with realistic LINE conversations, a read key, and a curl line. */
-import { publicBaseUrl } from '../config.js';
+/**
+ * `chatlog demo`: a demo hub with realistic LINE conversations, and everything needed to look
+ * around, printed: a curl line for the read API, a login for the account screen, /docs, and a
+ * webhook signed with the demo hub's channel secret.
+ */
+import { randomBytes } from 'node:crypto';
 import { parseTimestamp } from '../lib/calendar.js';
+import { randomBase62 } from '../modules/keys/keys.format.js';
 import type { ImportMessage } from '../store/store.js';
 import type { Runtime } from './runtime.js';
 
 export const DEMO_HUB_ID = '6662225';
 const DEMO_KEY_LABEL = 'demo';
+/** The demo's login. Its password is made afresh by every run (never a fixed, guessable one). */
+export const DEMO_EMAIL = 'demo@example.com';
 
 interface DemoContact {
   lineId: string;
@@ -95,29 +102,101 @@ function demoMessages(): ImportMessage[] {
   return out;
 }
 
-export async function runDemo(runtime: Runtime): Promise<string> {
-  await runtime.hubs.add(DEMO_HUB_ID, { timeZone: 'Asia/Tokyo' });
+/** What the demo made: its hub's read key, login and channel secret, to print once the port is known. */
+export interface DemoSetup {
+  contacts: number;
+  messages: number;
+  readKey: string;
+  password: string;
+  channelSecret: string;
+}
+
+/** Fills the demo hub (again: nothing is stored twice) and makes its key, login and channel secret. */
+export async function prepareDemo(runtime: Runtime): Promise<DemoSetup> {
+  const { hub } = await runtime.hubs.add(DEMO_HUB_ID, { timeZone: 'Asia/Tokyo' });
+  // The hub's own channel secret when it has one (a run before this one set it), else a new one.
+  let channelSecret = hub.lineChannelSecretEncrypted
+    ? runtime.secrets.decrypt(hub.lineChannelSecretEncrypted)
+    : undefined;
+  if (channelSecret === undefined) {
+    channelSecret = randomBytes(16).toString('hex');
+    await runtime.hubs.add(DEMO_HUB_ID, { lineChannelSecret: channelSecret });
+  }
   const messages = demoMessages();
   async function* once() {
     yield messages;
   }
   await runtime.store.messages.importAll(DEMO_HUB_ID, once(), Date.now());
 
-  let key: string | undefined;
+  let readKey: string | undefined;
   for (const summary of await runtime.keys.list(DEMO_HUB_ID)) {
     if (summary.label === DEMO_KEY_LABEL && summary.scope === 'read' && summary.revokedAt === null) {
-      key = await runtime.keys.reveal(summary.id);
-      if (key) break;
+      readKey = await runtime.keys.reveal(summary.id);
+      if (readKey) break;
     }
   }
-  key ??= (await runtime.keys.issue(DEMO_HUB_ID, 'read', DEMO_KEY_LABEL)).key;
+  readKey ??= (await runtime.keys.issue(DEMO_HUB_ID, 'read', DEMO_KEY_LABEL)).key;
 
-  const url = `${publicBaseUrl(runtime.config)}/api/line/${DEMO_HUB_ID}/messages?apikey=${key}&from=2019-11-03&to=2019-11-04`;
+  const password = randomBase62(16);
+  await runtime.accounts.add(DEMO_EMAIL, [DEMO_HUB_ID], password);
+  return { contacts: CONTACTS.length, messages: messages.length, readKey, password, channelSecret };
+}
+
+/** A word for the shell, quoted so that it stays one word whatever it holds. */
+function shellQuote(text: string): string {
+  return `'${text.replace(/'/g, `'\\''`)}'`;
+}
+
+/** A LINE webhook body: one text message from the demo's first friend, on 4 November 2019 in Tokyo. */
+export function demoWebhookBody(): string {
+  const contact = CONTACTS[0] as DemoContact;
+  return JSON.stringify({
+    destination: 'Udeadbeefdeadbeefdeadbeefdeadbeef',
+    events: [
+      {
+        type: 'message',
+        mode: 'active',
+        timestamp: parseTimestamp('2019-11-04T14:30:00.000+09:00'),
+        source: { type: 'user', userId: contact.lineId },
+        webhookEventId: '01DEMOWEBHOOK0000000000001',
+        deliveryContext: { isRedelivery: false },
+        replyToken: '0f3779fba3b349968c5d07db31eab56f',
+        message: {
+          id: '10849128309999',
+          type: 'text',
+          quoteToken: 'demo',
+          text: 'Sent through the signed webhook',
+        },
+      },
+    ],
+  });
+}
+
+/**
+ * What `chatlog demo` prints, for a server at baseUrl. The webhook line signs the body the way
+ * LINE does (HMAC-SHA256 under the channel secret, base64) with openssl.
+ */
+export function demoText(setup: DemoSetup, baseUrl: string, serving: boolean): string {
+  const readUrl = `${baseUrl}/api/line/${DEMO_HUB_ID}/messages?apikey=${setup.readKey}&from=2019-11-03&to=2019-11-04`;
+  const signature = `$(printf %s "$body" | openssl dgst -sha256 -hmac ${shellQuote(setup.channelSecret)} -binary | base64)`;
+  const webhook = `body=${shellQuote(demoWebhookBody())}; curl ${shellQuote(`${baseUrl}/webhooks/line/${DEMO_HUB_ID}`)} -H 'Content-Type: application/json' -H "X-Line-Signature: ${signature}" --data-raw "$body"`;
   return [
-    `Demo hub ${DEMO_HUB_ID} is ready: ${CONTACTS.length} contacts, ${messages.length} messages, time zone Asia/Tokyo.`,
-    'Once the server is up, ask for the messages of 3 and 4 November 2019:',
+    `Demo hub ${DEMO_HUB_ID} is ready: ${setup.contacts} contacts, ${setup.messages} messages, time zone Asia/Tokyo.`,
+    serving
+      ? `The server is listening on ${baseUrl} (Ctrl-C stops it). In another terminal:`
+      : 'Once the server is up (./bin/chatlog serve), in another terminal:',
     '',
-    `  curl '${url}'`,
+    'Read the messages of 3 and 4 November 2019:',
+    `  curl '${readUrl}'`,
+    '',
+    'Issue, copy and revoke keys on the account screen:',
+    `  ${baseUrl}/account`,
+    `  email ${DEMO_EMAIL}, password ${setup.password}   (made for this demo; a new one at every run)`,
+    '',
+    `The API reference: ${baseUrl}/docs`,
+    '',
+    "Send a message as LINE would, signed with the demo hub's channel secret, then read again:",
+    `  ${webhook}`,
     '',
   ].join('\n');
 }

@@ -1,31 +1,40 @@
 /**
  * The `chatlog` command line (CONTRACT §7). Exit 0 on success; 1 with one clear line on stderr
- * for a user error; never a stack trace unless --debug is given.
+ * for a user error, starting `chatlog: error: ` like commander's own; never a stack trace unless
+ * --debug is given.
  */
 
+import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { loadConfig } from '../config.js';
+import { loadConfig, publicBaseUrl } from '../config.js';
 import {
+  type CalendarDay,
   canonicalTimeZone,
   dayKey,
   dayRangeInZone,
   formatTimestamp,
-  TIME_ZONE_RULE,
   parseCalendarDay,
+  TIME_ZONE_RULE,
 } from '../lib/calendar.js';
 import { describeStartFailure, UserError } from '../lib/errors.js';
+import { impossibleDay, notARealDate } from '../lib/real-date.js';
+import { maskedKey } from '../modules/account/account.pages.js';
 import { requireHubId } from '../modules/hubs/hubs.usecases.js';
 import { importFile } from '../modules/ingest/import.usecases.js';
-import { KEY_SCOPES, type KeySummary } from '../modules/keys/keys.usecases.js';
+import { isWellFormedApiKey, KEY_PREFIX } from '../modules/keys/keys.format.js';
+import { KEY_SCOPES, type KeySummary, summarizeKey } from '../modules/keys/keys.usecases.js';
 import { serializeMessages } from '../modules/messages/messages.serializer.js';
 import { SqliteStore } from '../store/sqlite/sqlite.store.js';
 import type { KeyScope } from '../store/store.js';
-import { runDemo } from './demo.js';
+import { demoText, prepareDemo } from './demo.js';
 import { askNewPassword, readAllStdin } from './password.js';
-import { type GlobalOptions, withRuntime } from './runtime.js';
+import { type GlobalOptions, type Runtime, withRuntime } from './runtime.js';
+
+/** How every error line of the command line starts (commander's own `error: ...` lines too). */
+export const ERROR_PREFIX = 'chatlog: error: ';
 
 function positiveInteger(value: string): number {
   if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 1_000_000_000) {
@@ -34,9 +43,20 @@ function positiveInteger(value: string): number {
   return Number(value);
 }
 
-function calendarDay(value: string): string {
-  if (!parseCalendarDay(value)) throw new InvalidArgumentError('must be a real date in the form YYYY-MM-DD');
-  return value;
+/** The day of a --from/--to option, in the read API's words when it is wrong. */
+function optionDay(option: string, text: string | undefined): CalendarDay | undefined {
+  if (text === undefined) return undefined;
+  const day = parseCalendarDay(text);
+  if (day) return day;
+  if (text.length === 10 && impossibleDay(text) !== undefined)
+    throw new UserError(notARealDate(option, text));
+  throw new UserError(`${option} must be a date in the form YYYY-MM-DD`);
+}
+
+function packageVersion(): string {
+  // dist/cli/ and src/cli/ are both two folders below package.json.
+  const text = readFileSync(new URL('../../package.json', import.meta.url), 'utf8');
+  return (JSON.parse(text) as { version: string }).version;
 }
 
 function optionalTime(ms: number | null): string {
@@ -46,12 +66,42 @@ function optionalTime(ms: number | null): string {
 function keyLine(key: KeySummary): string {
   return [
     key.id,
+    maskedKey(key.keyStart),
     key.scope,
     key.label === '' ? '-' : key.label,
     formatTimestamp(key.createdAt),
     optionalTime(key.lastUsedAt),
     optionalTime(key.revokedAt),
   ].join('\t');
+}
+
+/**
+ * The key a command names: by its id (`key_...`), or by the key itself, which people paste as
+ * often. Never printed back: a key is named by its id and first characters only.
+ */
+async function findKey(runtime: Runtime, given: string): Promise<KeySummary> {
+  if (given.startsWith(KEY_PREFIX)) {
+    const record = isWellFormedApiKey(given)
+      ? await runtime.store.keys.findByHash(runtime.secrets.hashKey(given))
+      : undefined;
+    if (!record) {
+      throw new UserError(
+        `that ${KEY_PREFIX}... key is not one of this store's keys (mistyped, or issued elsewhere); pass the key's id (key_..., the first column of chatlog key list <hubId>)`,
+      );
+    }
+    return summarizeKey(record);
+  }
+  if (!/^key_[0-9A-Za-z]{1,64}$/.test(given)) {
+    // Not echoed: it may be a secret pasted into the wrong place.
+    throw new UserError(
+      "pass the key's id (key_..., the first column of chatlog key list <hubId>) or the key itself (chl_...)",
+    );
+  }
+  const record = await runtime.store.keys.findById(given);
+  if (!record) {
+    throw new UserError(`no key has the id ${given}; chatlog key list <hubId> lists a hub's keys`);
+  }
+  return summarizeKey(record);
 }
 
 export function buildProgram(): Command {
@@ -61,7 +111,9 @@ export function buildProgram(): Command {
     )
     .option('--data-dir <dir>', 'data directory of the embedded store (env CHATLOG_DATA_DIR, default ./data)')
     .option('--debug', 'print stack traces of errors')
-    .configureOutput({ outputError: (text, write) => write(text) });
+    .version(packageVersion(), '-V, --version', 'print the version of chatlog')
+    // Commander's own errors start "error: "; ours start the same way, after the program's name.
+    .configureOutput({ outputError: (text, write) => write(`chatlog: ${text}`) });
   const globals = () => program.opts<GlobalOptions>();
 
   program
@@ -172,14 +224,19 @@ export function buildProgram(): Command {
     });
   key
     .command('list <hubId>')
-    .description('one line per key: id, scope, label, created, last used, revoked (never the key)')
+    .description(
+      "one line per key, newest first: id, the key's first characters, scope, label, created, last used, revoked (never the key)",
+    )
     .option('--json', 'print a JSON array instead')
     .action(async (hubId: string, options: { json?: boolean }) => {
-      await withRuntime(globals(), async ({ keys }) => {
-        const list = await keys.list(requireHubId(hubId));
+      await withRuntime(globals(), async ({ hubs, keys }) => {
+        await hubs.require(hubId);
+        // Newest first, as the account screen lists them.
+        const list = (await keys.list(hubId)).reverse();
         if (options.json) {
           const rows = list.map((k) => ({
             id: k.id,
+            keyStart: k.keyStart,
             scope: k.scope,
             label: k.label,
             createdAt: formatTimestamp(k.createdAt),
@@ -194,11 +251,12 @@ export function buildProgram(): Command {
     });
   key
     .command('revoke <keyId>')
-    .description('revoke a key; it stops working at the next request')
-    .action(async (keyId: string) => {
-      await withRuntime(globals(), async ({ keys }) => {
-        await keys.revoke(keyId);
-        process.stderr.write(`chatlog: key ${keyId} revoked\n`);
+    .description('revoke a key (by its id, key_..., or the key itself); it stops working at the next request')
+    .action(async (given: string) => {
+      await withRuntime(globals(), async (runtime) => {
+        const key = await findKey(runtime, given);
+        await runtime.keys.revoke(key.id);
+        process.stderr.write(`chatlog: key ${key.id} (${maskedKey(key.keyStart)}) revoked\n`);
       });
     });
   key
@@ -215,12 +273,13 @@ export function buildProgram(): Command {
       if (setting && (options.requests === undefined || options.perSeconds === undefined)) {
         throw new UserError('--requests and --per-seconds go together');
       }
-      await withRuntime(globals(), async ({ keys }) => {
+      await withRuntime(globals(), async (runtime) => {
         const limit =
           options.requests !== undefined && options.perSeconds !== undefined
             ? { requests: options.requests, perSeconds: options.perSeconds }
             : null;
-        await keys.setRateLimit(keyId, limit);
+        keyId = (await findKey(runtime, keyId)).id;
+        await runtime.keys.setRateLimit(keyId, limit);
         process.stderr.write(
           limit
             ? `chatlog: key ${keyId} limited to ${limit.requests} requests per ${limit.perSeconds} s\n`
@@ -253,16 +312,15 @@ export function buildProgram(): Command {
   program
     .command('export <hubId>')
     .description('write exactly what the API would answer to stdout')
-    .option('--from <date>', 'first day, YYYY-MM-DD', calendarDay)
-    .option('--to <date>', 'last day, YYYY-MM-DD', calendarDay)
+    .option('--from <date>', 'first day, YYYY-MM-DD')
+    .option('--to <date>', 'last day, YYYY-MM-DD')
     .option('--tz <zone>', "read the days in this IANA time zone instead of the hub's")
     .action(async (hubId: string, options: { from?: string; to?: string; tz?: string }) => {
+      const from = optionDay('--from', options.from);
+      const to = optionDay('--to', options.to);
+      if (from && to && dayKey(from) > dayKey(to)) throw new UserError('--from must not be later than --to');
       await withRuntime(globals(), async ({ hubs, store }) => {
         const found = await hubs.require(hubId);
-        const from = options.from ? parseCalendarDay(options.from) : undefined;
-        const to = options.to ? parseCalendarDay(options.to) : undefined;
-        if (from && to && dayKey(from) > dayKey(to))
-          throw new UserError('--from must not be later than --to');
         let zone = found.timeZone;
         if (options.tz !== undefined) {
           const canonical = canonicalTimeZone(options.tz);
@@ -294,7 +352,7 @@ export function buildProgram(): Command {
         const progress = createProgress('backup');
         let started = false;
         const bytes = await store.backup(file, (done, total) => {
-          if (!started) progress.start(total, 'bytes');
+          if (!started) progress.start(total, 'bytes', 'copying');
           started = true;
           progress.update(done);
         });
@@ -307,11 +365,33 @@ export function buildProgram(): Command {
 
   program
     .command('demo')
-    .description('fill a demo hub with realistic messages and print a ready-to-run curl line')
-    .action(async () => {
-      await withRuntime(globals(), async (runtime) => {
-        process.stdout.write(await runDemo(runtime));
+    .description(
+      'fill a demo hub with realistic messages, make a login and a key for it, and print how to look around',
+    )
+    .option('--serve', 'then run the server, and print once it listens (npm run demo)')
+    .option('--port <n>', 'TCP port (env PORT, default 3000)')
+    .option('--host <address>', 'address to bind (env HOST, default 127.0.0.1)')
+    .action(async (options: { serve?: boolean; port?: string; host?: string }) => {
+      const overrides = { port: options.port, host: options.host };
+      const config = loadConfig(process.env, { ...overrides, dataDir: globals().dataDir });
+      const setup = await withRuntime(globals(), prepareDemo, overrides);
+      if (!options.serve) {
+        process.stdout.write(demoText(setup, publicBaseUrl(config), false));
+        return;
+      }
+      const { startServer } = await import('../server.js');
+      // Quiet unless asked (LOG_LEVEL): the demo's own lines are what a newcomer should see.
+      const server = await startServer(process.env.LOG_LEVEL ? config : { ...config, logLevel: 'warn' });
+      process.stderr.write(`chatlog: listening on ${server.url}\n`);
+      // The port actually bound (--port 0 picks one), unless clients reach chatlog elsewhere.
+      process.stdout.write(demoText(setup, publicBaseUrl({ ...config, port: server.port }), true));
+      await new Promise((resolve) => {
+        process.once('SIGINT', resolve);
+        process.once('SIGTERM', resolve);
       });
+      await server.close();
+      // As serve does: nothing else is left to finish once the server has drained.
+      process.exit(0);
     });
 
   return program;
@@ -330,9 +410,9 @@ export async function main(argv: string[]): Promise<number> {
       return error.exitCode === 0 ? 0 : 1;
     }
     if (error instanceof UserError) {
-      process.stderr.write(`chatlog: ${error.message}\n`);
+      process.stderr.write(`${ERROR_PREFIX}${error.message}\n`);
     } else {
-      process.stderr.write(`chatlog: ${describeStartFailure(error)}\n`);
+      process.stderr.write(`${ERROR_PREFIX}${describeStartFailure(error)}\n`);
     }
     if (debug && error instanceof Error && error.stack) process.stderr.write(`${error.stack}\n`);
     return 1;

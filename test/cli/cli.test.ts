@@ -27,8 +27,11 @@ function chatlog(args: string[], input?: string) {
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
+/** Exit 1, one error line that starts like every other (`chatlog: error: `), no stack trace. */
 function assertUserError(result: { code: number | null; stdout: string; stderr: string }, pattern: RegExp) {
   assert.equal(result.code, 1, result.stderr);
+  // Progress lines may come first (import); the error is the first line of its own.
+  assert.match(result.stderr, /(^|\n)chatlog: error: \S/);
   assert.match(result.stderr, pattern);
   assert.doesNotMatch(result.stderr, /\n\s+at /, 'no stack trace');
 }
@@ -55,14 +58,14 @@ test('hub add creates, then updates only what is given; bad input is one clear l
   );
   assert.equal(fromStdin.code, 0, fromStdin.stderr);
   assert.match(fromStdin.stderr, /access token set/);
-  assertUserError(chatlog(['hub', 'add', 'abc']), /^chatlog: hub id must be 1 to 20 digits/);
+  assertUserError(chatlog(['hub', 'add', 'abc']), /^chatlog: error: hub id must be 1 to 20 digits/);
   for (const zone of ['Mars/Base', 'JST', 'CST']) {
     assertUserError(
       chatlog(['hub', 'add', '1', '--time-zone', zone]),
       /time zone must be an IANA time zone name such as Asia\/Tokyo or America\/Chicago, not an abbreviation/,
     );
   }
-  assertUserError(chatlog(['hub', 'nope']), /unknown command|error/);
+  assertUserError(chatlog(['hub', 'nope']), /^chatlog: error: unknown command 'nope'/);
 });
 
 test('account add: password from stdin, hubs that exist, clear refusals; the password is never printed', () => {
@@ -107,7 +110,8 @@ test('the generated server secret is kept with mode 0600', () => {
   assert.equal(mode, 0o600);
 });
 
-test('key issue prints the key alone; list shows everything but the key; revoke and limit', () => {
+test('key issue prints the key alone; list shows its first characters, newest first, never the key', () => {
+  assertUserError(chatlog(['key', 'list', '5150']), /^chatlog: error: hub 5150 does not exist/);
   const issued = chatlog(['key', 'issue', '6662225', '--label', 'reporting']);
   assert.equal(issued.code, 0, issued.stderr);
   assert.match(issued.stdout, /^chl_[0-9A-Za-z]{28}\n$/);
@@ -119,23 +123,28 @@ test('key issue prints the key alone; list shows everything but the key; revoke 
   assert.equal(listed.code, 0);
   const lines = listed.stdout.trim().split('\n');
   assert.equal(lines.length, 2);
-  assert.match(lines[0] ?? '', /^key_\w+\tread\treporting\t\d{4}-\d\d-\d\dT[\d:.]+Z\t-\t-$/);
+  // Newest first (the account screen's order): the ingest key, then the read key.
+  assert.match(lines[0] ?? '', /^key_\w+\tchl_\w{4}•{12}\tingest\t-\t\d{4}-\d\d-\d\dT[\d:.]+Z\t-\t-$/);
+  assert.match(lines[1] ?? '', /^key_\w+\tchl_\w{4}•{12}\tread\treporting\t\d{4}-\d\d-\d\dT[\d:.]+Z\t-\t-$/);
+  assert.equal(lines[1]?.split('\t')[1], `${key.slice(0, 8)}${'•'.repeat(12)}`);
   assert.ok(!listed.stdout.includes(key));
 
   const json = chatlog(['key', 'list', '6662225', '--json']);
   const rows = JSON.parse(json.stdout) as Array<Record<string, unknown>>;
   assert.deepEqual(Object.keys(rows[0] ?? {}), [
     'id',
+    'keyStart',
     'scope',
     'label',
     'createdAt',
     'lastUsedAt',
     'revokedAt',
   ]);
-  assert.equal(rows[1]?.scope, 'ingest');
+  assert.equal(rows[0]?.scope, 'ingest');
+  assert.equal(rows[1]?.keyStart, key.slice(0, 8));
   assert.ok(!json.stdout.includes(key));
 
-  const id = String(rows[1]?.id);
+  const id = String(rows[0]?.id);
   assert.equal(chatlog(['key', 'limit', id, '--requests', '5', '--per-seconds', '60']).code, 0);
   assert.equal(chatlog(['key', 'limit', id, '--none']).code, 0);
   assertUserError(chatlog(['key', 'limit', id, '--requests', '5']), /go together/);
@@ -144,13 +153,38 @@ test('key issue prints the key alone; list shows everything but the key; revoke 
   const after = JSON.parse(chatlog(['key', 'list', '6662225', '--json']).stdout) as Array<
     Record<string, unknown>
   >;
-  assert.match(String(after[1]?.revokedAt), /Z$/);
+  assert.match(String(after[0]?.revokedAt), /Z$/);
   assertUserError(chatlog(['key', 'revoke', id]), /already revoked/);
-  assertUserError(chatlog(['key', 'revoke', 'key_unknown']), /no key has the id/);
+  assertUserError(chatlog(['key', 'revoke', 'key_unknown']), /no key has the id key_unknown/);
   assertUserError(chatlog(['key', 'issue', '6662225', '--scope', 'admin']), /scope/);
 });
 
-test('import shows plain progress lines off a terminal, and refuses a bad file with its line and field', () => {
+test('key revoke given the key itself revokes it, and never prints the key back', () => {
+  const key = chatlog(['key', 'issue', '6662225', '--label', 'pasted']).stdout.trim();
+  const listed = JSON.parse(chatlog(['key', 'list', '6662225', '--json']).stdout) as Array<{ id: string }>;
+  const id = listed[0]?.id;
+  const limited = chatlog(['key', 'limit', key, '--requests', '10', '--per-seconds', '1']);
+  assert.equal(limited.code, 0, limited.stderr);
+  assert.match(limited.stderr, new RegExp(`key ${id} limited to 10 requests`));
+  const revoked = chatlog(['key', 'revoke', key]);
+  assert.equal(revoked.code, 0, revoked.stderr);
+  assert.equal(revoked.stderr, `chatlog: key ${id} (${key.slice(0, 8)}${'•'.repeat(12)}) revoked\n`);
+  assertUserError(chatlog(['key', 'revoke', key]), new RegExp(`key ${id} is already revoked`));
+
+  // A key of another store, a mistyped key, or anything else: what to pass, and nothing echoed.
+  const foreign = 'chl_Qz8mV2nR4tY6uI0oP3aS5dF7g1h9J2k';
+  const mistyped = `${key.slice(0, -1)}${key.endsWith('A') ? 'B' : 'A'}`;
+  for (const given of [foreign, mistyped, 'secret-pasted-in-the-wrong-place', '']) {
+    const refused = chatlog(['key', 'revoke', given]);
+    assertUserError(
+      refused,
+      /pass the key's id \(key_\.\.\., the first column of chatlog key list <hubId>\)/,
+    );
+    if (given !== '') assert.ok(!(refused.stderr + refused.stdout).includes(given), given);
+  }
+});
+
+test('import: progress totals are the file itself, and a bad file is named by line and column', () => {
   const file = path.join(dataDir, 'in.ndjson');
   const lines = Array.from({ length: 30 }, (_, i) =>
     JSON.stringify({
@@ -164,18 +198,54 @@ test('import shows plain progress lines off a terminal, and refuses a bad file w
     }),
   );
   fs.writeFileSync(file, `${lines.join('\n')}\n`);
+  const size = fs.statSync(file).size;
   const imported = chatlog(['import', '777', file]);
   assert.equal(imported.code, 0, imported.stderr);
-  assert.match(imported.stderr, /import: 100%/);
+  const kib = `${(size / 1024).toFixed(1)} KiB`;
+  assert.match(imported.stderr, new RegExp(`^import: checking ${kib}\n`));
+  assert.match(imported.stderr, new RegExp(`\nimport: checking 100% \\(${kib} of ${kib}\\)\n`));
+  assert.match(imported.stderr, new RegExp(`\nimport: storing ${kib}\n`));
+  assert.match(imported.stderr, new RegExp(`\nimport: storing 100% \\(${kib} of ${kib}\\)\n`));
   assert.match(imported.stderr, /imported 30 new messages \(0 already stored, 3 new contacts\)/);
   assert.match(chatlog(['import', '777', file]).stderr, /imported 0 new messages \(30 already stored/);
+
+  // The answer's shape: totals in messages, 30 of them, not 60.
+  const exported = path.join(dataDir, 'exported.json');
+  fs.writeFileSync(exported, chatlog(['export', '777']).stdout);
+  const again = chatlog(['import', '778', exported]);
+  assert.equal(again.code, 0, again.stderr);
+  assert.match(again.stderr, /^import: checking 30 messages\n/);
+  assert.match(again.stderr, /\nimport: checking 100% \(30 of 30 messages\)\n/);
+  assert.match(again.stderr, /\nimport: storing 100% \(30 of 30 messages\)\n/);
+  assert.doesNotMatch(again.stderr, /of 60|60 messages/);
 
   const bad = path.join(dataDir, 'bad.ndjson');
   fs.writeFileSync(bad, `${lines[0]}\n{"lineId":"U1","msg":"x","createdAt":"2019-13-01T00:00:00Z"}\n`);
   const before = chatlog(['export', '777']).stdout;
-  assertUserError(chatlog(['import', '777', bad]), /line 2: createdAt: must be an RFC 3339 date-time/);
+  assertUserError(
+    chatlog(['import', '777', bad]),
+    /\n {2}line 2: createdAt: 2019-13-01 is not a real date\n/,
+  );
   assert.equal(chatlog(['export', '777']).stdout, before);
   assertUserError(chatlog(['import', '777', path.join(dataDir, 'none.json')]), /cannot read/);
+
+  const broken = path.join(dataDir, 'broken.ndjson');
+  fs.writeFileSync(broken, `${lines[0]}\n{"lineId":"U1","msg":"x" "createdAt":"2019-11-03T00:00:00Z"}\n`);
+  assertUserError(
+    chatlog(['import', '777', broken]),
+    /\n {2}line 2, column 26: not valid JSON: expected ',' or '}' after a property value, found '"'\n/,
+  );
+  const brokenArray = path.join(dataDir, 'broken.json');
+  fs.writeFileSync(
+    brokenArray,
+    '[\n  {"lineId": "U1", "messages": [\n    {"msg": "x", "createdAt": 2019-11-03}\n  ]}\n]\n',
+  );
+  const refused = chatlog(['import', '777', brokenArray]);
+  assertUserError(
+    refused,
+    /is not valid JSON: line 3, column 35: expected ',' or '}' after a property value, found '-'\n$/,
+  );
+  assert.equal(refused.stderr.split('\n').length, 2, 'one line');
 });
 
 test('a refused import does not create its hub; export into a closed pipe is not an error', () => {
@@ -208,17 +278,52 @@ test('serve on a port already in use exits 1 with one line, workers or not', asy
       });
       assert.equal(result.status, 1, `--workers ${workers}: ${result.stderr}`);
       assert.equal(result.stderr.trim().split('\n').length, 1, result.stderr);
-      assert.match(result.stderr, /^chatlog: the address is already in use/);
+      assert.match(result.stderr, /^chatlog: error: the address is already in use/);
     }
   } finally {
     blocker.close();
   }
 });
 
-test('export refuses an unknown hub and bad dates', () => {
+test('export refuses an unknown hub and bad dates; an impossible day is "not a real date"', () => {
   assertUserError(chatlog(['export', '999999']), /hub 999999 does not exist/);
-  assertUserError(chatlog(['export', '777', '--from', '2023-02-29']), /real date/);
+  assertUserError(
+    chatlog(['export', '777', '--from', '2023-02-29']),
+    /^chatlog: error: --from: 2023-02-29 is not a real date\n$/,
+  );
+  assertUserError(
+    chatlog(['export', '777', '--to', '2024-13-01']),
+    /^chatlog: error: --to: 2024-13-01 is not a real date\n$/,
+  );
+  assertUserError(
+    chatlog(['export', '777', '--from', '2024-2-3']),
+    /^chatlog: error: --from must be a date in the form YYYY-MM-DD\n$/,
+  );
   assertUserError(chatlog(['export', '777', '--from', '2019-11-04', '--to', '2019-11-03']), /not be later/);
+});
+
+test("every error line starts 'chatlog: error: ', commander's own included; --version", () => {
+  const version = chatlog(['--version']);
+  assert.equal(version.code, 0);
+  const pkg = JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+  assert.equal(version.stdout, `${pkg.version}\n`);
+  assert.equal(chatlog(['-V']).stdout, version.stdout);
+  for (const args of [
+    ['nope'],
+    ['key', 'list'],
+    ['key', 'list', '1', 'extra'],
+    ['export', '777', '--bogus'],
+    ['export', '777', '--from'],
+    ['serve', '--workers', 'many'],
+    ['key', 'issue', '1', '--scope', 'admin'],
+    ['hub', 'add', '1', '--time-zone', 'JST'],
+    ['import', '777', path.join(dataDir, 'missing.json')],
+  ]) {
+    const result = chatlog(args);
+    assertUserError(result, /./);
+    const lines = result.stderr.split('\n').filter((line) => line.startsWith('chatlog:'));
+    assert.equal(lines.length, 1, args.join(' '));
+  }
 });
 
 test('errors show a stack trace only with --debug', () => {

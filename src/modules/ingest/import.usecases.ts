@@ -8,14 +8,21 @@ import fs from 'node:fs';
 import readline from 'node:readline';
 import { parseTimestamp, TIMESTAMP_RULE } from '../../lib/calendar.js';
 import { UserError } from '../../lib/errors.js';
+import { impossibleDay, notARealDate } from '../../lib/real-date.js';
 import type { ImportMessage, ImportOutcome, Store } from '../../store/store.js';
+import { findJsonProblem } from './import.json.js';
 
 const BATCH_SIZE = 1000;
 const MAX_REPORTED_PROBLEMS = 20;
 const MAX_TEXT_LENGTH = 1_000_000;
 
+/**
+ * The file is read twice, so progress comes in two passes, each from 0 to the same total (the
+ * file's messages or bytes): checking every record, then storing them.
+ */
 export interface ImportProgress {
-  start(total: number, unit: 'bytes' | 'records'): void;
+  /** `pass` names what this pass does (`checking`, `storing`; `copying` for a backup). */
+  start(total: number, unit: 'bytes' | 'records', pass?: string): void;
   update(done: number): void;
   stop(): void;
 }
@@ -33,13 +40,14 @@ export class ImportValidationError extends UserError {
   }
 }
 
-/** Collects problems as "where: field: what is wrong". */
+/** Collects problems as "where: field: what is wrong" (or "where: what is wrong" for a whole record). */
 class Problems {
   readonly list: string[] = [];
   count = 0;
   add(where: string, field: string, what: string): void {
     this.count += 1;
-    if (this.list.length < MAX_REPORTED_PROBLEMS) this.list.push(`${where}: ${field}: ${what}`);
+    if (this.list.length < MAX_REPORTED_PROBLEMS)
+      this.list.push(field === '' ? `${where}: ${what}` : `${where}: ${field}: ${what}`);
   }
 }
 
@@ -147,7 +155,12 @@ async function* ndjsonDrafts(
     try {
       record = JSON.parse(line);
     } catch {
-      problems.add(where, 'record', 'is not valid JSON');
+      const problem = findJsonProblem(line);
+      problems.add(
+        problem ? `${where}, column ${problem.column}` : where,
+        '',
+        `not valid JSON: ${problem?.what ?? 'JSON.parse refused it'}`,
+      );
       continue;
     }
     if (!isObject(record)) {
@@ -276,26 +289,34 @@ export async function importFile(
   // them all in one transaction. Live writes wait only for the second pass.
   let document: unknown;
   let total: number;
+  const unit = first === '[' ? 'records' : 'bytes';
   if (first === '[') {
+    const text = (await fs.promises.readFile(file, 'utf8')).replace(/^\uFEFF/, '');
     try {
-      document = JSON.parse((await fs.promises.readFile(file, 'utf8')).replace(/^\uFEFF/, ''));
+      document = JSON.parse(text);
     } catch (error) {
-      throw new UserError(`${file} is not valid JSON: ${(error as Error).message}`);
+      const problem = findJsonProblem(text);
+      throw new UserError(
+        problem
+          ? `${file} is not valid JSON: line ${problem.line}, column ${problem.column}: ${problem.what}`
+          : `${file} is not valid JSON: ${(error as Error).message}`,
+      );
     }
     total = countMessages(document);
-    progress.start(total * 2, 'records');
   } else {
     total = size;
-    progress.start(size * 2, 'bytes');
   }
-  const readDrafts = (problems: Problems, offset: number): AsyncIterable<Draft> | Iterable<Draft> =>
+  // Each pass counts from 0 to the total; the bytes of a last line without its line break, or of
+  // a file that grew since, do not push it past 100%.
+  const readDrafts = (problems: Problems): AsyncIterable<Draft> | Iterable<Draft> =>
     first === '['
-      ? arrayDrafts(document, problems, (n) => progress.update(offset + n))
-      : ndjsonDrafts(file, problems, (n) => progress.update(offset + n));
+      ? arrayDrafts(document, problems, (n) => progress.update(Math.min(n, total)))
+      : ndjsonDrafts(file, problems, (n) => progress.update(Math.min(n, total)));
 
   try {
     const problems = new Problems();
-    for await (const _draft of readDrafts(problems, 0)) {
+    progress.start(total, unit, 'checking');
+    for await (const _draft of readDrafts(problems)) {
       // Checking only.
     }
     if (problems.count > 0) throw new ImportValidationError(problems.list, problems.count);
@@ -303,7 +324,8 @@ export async function importFile(
 
     const sourceIds = new SourceIds();
     const again = new Problems();
-    const drafts = readDrafts(again, total);
+    progress.start(total, unit, 'storing');
+    const drafts = readDrafts(again);
     async function* batches(): AsyncGenerator<ImportMessage[]> {
       let batch: ImportMessage[] = [];
       for await (const draft of drafts) {

@@ -146,9 +146,12 @@ test('a bad record names its line or index and field, and nothing is stored', as
   );
   assert.ok(error instanceof ImportValidationError);
   assert.match(error.message, /line 3: msg: must be a string/);
-  assert.match(error.message, /line 4: record: is not valid JSON/);
+  assert.match(
+    error.message,
+    /line 4, column 2: not valid JSON: expected a property name in double quotes, found 'n'/,
+  );
   assert.match(error.message, /line 5: lineId: must not be empty/);
-  assert.match(error.message, /line 5: createdAt: must be an RFC 3339 date-time/);
+  assert.match(error.message, /line 5: createdAt: 2019-02-30 is not a real date/);
   assert.equal(await answer(), '[]');
 
   const array = [
@@ -209,22 +212,72 @@ test('a corrupt or truncated file changes nothing', async () => {
   await assertStoreSound(t.store);
 });
 
-test('progress is reported up to the whole file', async () => {
+/** Every call a progress receives, in order. */
+function recordingProgress() {
+  const calls: Array<[string, ...unknown[]]> = [];
+  const progress: ImportProgress = {
+    start: (total, unit, pass) => calls.push(['start', total, unit, pass]),
+    update: (done) => calls.push(['update', done]),
+    stop: () => calls.push(['stop']),
+  };
+  return { calls, progress };
+}
+
+/** Each pass: its start, then updates rising to the total and never past it. */
+function passes(calls: Array<[string, ...unknown[]]>) {
+  const found: Array<{ total: number; unit: unknown; pass: unknown; last: number }> = [];
+  for (const [kind, ...args] of calls) {
+    if (kind === 'start') found.push({ total: args[0] as number, unit: args[1], pass: args[2], last: 0 });
+    if (kind === 'update') {
+      const current = found.at(-1);
+      assert.ok(current, 'an update before any start');
+      const done = args[0] as number;
+      assert.ok(done >= current.last && done <= current.total, `${done} of ${current.total}`);
+      current.last = done;
+    }
+  }
+  return found;
+}
+
+test('progress: two passes (checking, storing), each over the file itself, not double it', async () => {
   const lines = Array.from({ length: 50 }, (_, i) =>
     JSON.stringify({ lineId: 'U1', msg: `m${i}`, createdAt: '2019-11-03T10:00:00.000Z' }),
   );
-  const file = write('p.ndjson', `${lines.join('\n')}\n`);
-  let total = 0;
-  let last = 0;
-  await importFile(t.store, hubId, file, {
-    start: (n) => {
-      total = n;
-    },
-    update: (n) => {
-      last = n;
-    },
-    stop: () => undefined,
+  // No line break after the last line: its bytes still end the pass at 100%, not past it.
+  const file = write('p.ndjson', lines.join('\n'));
+  const ndjson = recordingProgress();
+  await importFile(t.store, hubId, file, ndjson.progress);
+  const size = fs.statSync(file).size;
+  assert.deepEqual(passes(ndjson.calls), [
+    { total: size, unit: 'bytes', pass: 'checking', last: size },
+    { total: size, unit: 'bytes', pass: 'storing', last: size },
+  ]);
+  assert.deepEqual(ndjson.calls.at(-1), ['stop']);
+
+  const contacts = [3, 0, 4].map((count, c) => ({
+    lineId: `U${c}`,
+    vid: '',
+    name: '',
+    messages: Array.from({ length: count }, (_, i) => ({
+      msg: `m${i}`,
+      createdAt: '2019-11-03T10:00:00.000Z',
+    })),
+  }));
+  const array = recordingProgress();
+  await importFile(t.store, hubId, write('p.json', JSON.stringify(contacts)), array.progress);
+  assert.deepEqual(passes(array.calls), [
+    { total: 7, unit: 'records', pass: 'checking', last: 7 },
+    { total: 7, unit: 'records', pass: 'storing', last: 7 },
+  ]);
+});
+
+test('a JSON array that is not JSON is refused with its line and column', async () => {
+  const file = write('broken.json', '[\n  {"lineId": "U1", "messages": []}\n  {"lineId": "U2"}\n]');
+  await assert.rejects(importFile(t.store, hubId, file, silent), (error: Error) => {
+    assert.equal(
+      error.message,
+      `${file} is not valid JSON: line 3, column 3: expected ',' or ']' after an element, found '{'`,
+    );
+    return true;
   });
-  assert.equal(total, 2 * fs.statSync(file).size, 'the file is read twice: checked, then stored');
-  assert.equal(last, total);
 });
