@@ -133,7 +133,9 @@ export const webhookRouteSchema = {
       destination: { type: 'string', description: 'The bot user id of the channel.' },
       events: {
         type: 'array',
-        items: { type: 'object' },
+        // Open: LINE's events carry fields chatlog does not read (a closed `{type: object}` makes
+        // generated clients type each event as an object with no field at all).
+        items: { type: 'object', additionalProperties: true },
         description:
           'Webhook events as LINE sends them. Message events (text, sticker, image, video, audio, file, ' +
           "location) are stored; follow events ask LINE for the friend's name; others are accepted and ignored.",

@@ -1,0 +1,650 @@
+/**
+ * Stoplight Prism's validating proxy (`prism proxy --errors`) in front of a live chatlog server:
+ * every request below goes through Prism, which checks the request against the document, forwards
+ * it, and checks the answer (status, headers, body) against the document. With --errors, any
+ * violation turns the answer into Prism's own application/problem+json error, and any warning shows
+ * in its sl-violations header: each request must come back as chatlog sent it, with neither.
+ *
+ * The spread covers every documented status of every operation that a request can provoke through
+ * a proxy; the last test checks that the rest are listed in THROUGH_A_PROXY_UNREACHABLE with why.
+ *
+ * HEAD is the exception: Prism 5.14.2 parses the body of every answer labelled application/json
+ * (utils/parseResponse.js), and a HEAD answer, rightly labelled as its GET's, has none ("invalid
+ * json response body ... Unexpected end of JSON input", answered as Prism's own 500). So each HEAD
+ * goes straight to chatlog, and must answer what its GET answered through Prism: the same status
+ * and headers, no body.
+ */
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createHmac } from 'node:crypto';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
+import type { Store } from '../../src/store/store.js';
+import { freePort, type RawResponse, rawRequest, startTestServer, type TestServer } from '../helpers.js';
+import { REPO_ROOT, type ServedDocument, servedDocument, TOOL_ENV } from './document.js';
+
+/** Documented statuses no request through Prism can provoke, and why. Keys: "operationId status". */
+const THROUGH_A_PROXY_UNREACHABLE: Record<string, string> = {};
+const unreachable = (operations: string[], status: string, why: string) => {
+  for (const operation of operations) THROUGH_A_PROXY_UNREACHABLE[`${operation} ${status}`] = why;
+};
+const ALL = ['getMessages', 'headMessages', 'receiveLineWebhook', 'recordMessages', 'linkContact'];
+const READ = ['getMessages', 'headMessages'];
+unreachable(
+  ALL,
+  '405',
+  'a method the document does not list for the path: Prism answers 405 itself (NO_METHOD_MATCHED_ERROR)',
+);
+unreachable(
+  ALL,
+  '408',
+  'Prism reads the whole request before it forwards it, so chatlog never sees a request arrive slowly',
+);
+unreachable(
+  READ,
+  '431',
+  "Prism's own HTTP server (Node, 16 KiB of headers, as chatlog) refuses the request first",
+);
+unreachable(
+  ['recordMessages', 'linkContact'],
+  '400',
+  'only a request the document refuses gets it (the server accepts exactly what the schemas accept, ' +
+    'test/contract/openapi.test.ts): Prism refuses such a request itself (422)',
+);
+unreachable(
+  ['receiveLineWebhook', 'linkContact'],
+  '404',
+  "an empty path parameter (/webhooks/line/) fails the parameter's schema: Prism refuses the request itself (422)",
+);
+unreachable(
+  ['recordMessages'],
+  '413',
+  "a body over 16 MiB: Prism's body parser stops at 10 MB and answers 413 itself, with its own body",
+);
+unreachable(
+  ['receiveLineWebhook', 'recordMessages', 'linkContact'],
+  '415',
+  'a body that is not application/json: Prism refuses a media type the operation does not list (422) itself',
+);
+
+const HUB = '6662225';
+const OTHER_HUB = '4242';
+const CHANNEL_SECRET = 'prism-test-channel-secret';
+const LINE_ID = 'U4af4980629a0d8f0f1b1d9a3e8b1c2d3';
+
+let server: TestServer;
+let served: ServedDocument;
+let prism: ChildProcess;
+let prismUrl: string;
+let prismOutput = '';
+let readKey: string;
+let ingestKey: string;
+let otherHubReadKey: string;
+let otherHubIngestKey: string;
+let limitedReadKey: string;
+let limitedIngestKey: string;
+/** "operationId status" of every answer that came back through Prism unchanged. */
+const provoked = new Set<string>();
+/** "operationId status" of HEAD answers equal to their GET's, which came through Prism. */
+const headsLikeTheirGet = new Set<string>();
+/** "operationId status" of the answers a proxy cannot reach, asked of chatlog directly and checked. */
+const checkedDirectly = new Set<string>();
+let requestsSent = 0;
+let headsSent = 0;
+
+before(async () => {
+  server = await startTestServer({ logLevel: 'silent' });
+  await server.hubs.add(HUB, { timeZone: 'Asia/Tokyo', lineChannelSecret: CHANNEL_SECRET });
+  await server.hubs.add(OTHER_HUB, {});
+  readKey = (await server.keys.issue(HUB, 'read', 'prism')).key;
+  ingestKey = (await server.keys.issue(HUB, 'ingest', 'prism')).key;
+  otherHubReadKey = (await server.keys.issue(OTHER_HUB, 'read', 'prism')).key;
+  otherHubIngestKey = (await server.keys.issue(OTHER_HUB, 'ingest', 'prism')).key;
+  const limitedRead = await server.keys.issue(HUB, 'read', 'prism limited');
+  await server.keys.setRateLimit(limitedRead.summary.id, { requests: 1, perSeconds: 600 });
+  limitedReadKey = limitedRead.key;
+  const limitedIngest = await server.keys.issue(HUB, 'ingest', 'prism limited');
+  await server.keys.setRateLimit(limitedIngest.summary.id, { requests: 1, perSeconds: 600 });
+  limitedIngestKey = limitedIngest.key;
+
+  served = await servedDocument();
+  const port = await freePort();
+  prismUrl = `http://127.0.0.1:${port}`;
+  prism = spawn(
+    path.join(REPO_ROOT, 'node_modules', '.bin', 'prism'),
+    ['proxy', '--errors', '--port', String(port), '--host', '127.0.0.1', served.file, server.url],
+    { env: TOOL_ENV, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  prism.stdout?.on('data', (chunk: Buffer) => {
+    prismOutput += chunk.toString();
+  });
+  prism.stderr?.on('data', (chunk: Buffer) => {
+    prismOutput += chunk.toString();
+  });
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`Prism did not start in 30 s:\n${prismOutput}`)), 30_000);
+    const exited = (code: number | null) =>
+      reject(new Error(`Prism exited (${code}) before listening:\n${prismOutput}`));
+    prism.once('exit', exited);
+    const poll = setInterval(() => {
+      if (!/Prism is listening/.test(prismOutput)) return;
+      clearInterval(poll);
+      clearTimeout(timer);
+      prism.off('exit', exited);
+      resolve();
+    }, 50);
+  });
+});
+
+after(async () => {
+  if (prism && prism.exitCode === null) {
+    const exited = new Promise((resolve) => prism.once('exit', resolve));
+    prism.kill('SIGTERM');
+    await exited;
+  }
+  served?.cleanUp();
+  await server?.close();
+});
+
+/**
+ * One request through Prism. It must come back with `status`, as chatlog sent it: no Prism error
+ * (a violation, with --errors) and no sl-violations header (a warning).
+ */
+async function through(
+  operationId: string,
+  status: number,
+  method: string,
+  pathAndQuery: string,
+  headers: Record<string, string> = {},
+  body?: string,
+): Promise<RawResponse> {
+  requestsSent += 1;
+  const res = await rawRequest(
+    prismUrl,
+    method,
+    pathAndQuery,
+    { 'accept-encoding': 'identity', ...headers },
+    body,
+  );
+  const text = res.body.toString('utf8');
+  const what = `${method} ${pathAndQuery.replace(/chl_\w+/g, 'chl_…')} → ${res.status}`;
+  assert.ok(
+    !String(res.headers['content-type']).startsWith('application/problem+json'),
+    `${what}: Prism answered itself: ${text}`,
+  );
+  assert.equal(res.headers['sl-violations'], undefined, `${what}: Prism saw violations`);
+  assert.equal(res.status, status, `${what}, expected ${status}: ${text}`);
+  provoked.add(`${operationId} ${status}`);
+  return res;
+}
+
+/** Headers a HEAD answer has as its GET had them (others, such as Date, may differ by a tick). */
+const SAME_IN_HEAD = [
+  'content-type',
+  'cache-control',
+  'vary',
+  'etag',
+  'www-authenticate',
+  'ratelimit-policy',
+];
+
+/**
+ * GET through Prism (checked there), then HEAD straight to chatlog: the same status and headers,
+ * no body. `headOperationId` is the HEAD operation of the document.
+ */
+async function getThenHead(
+  getOperationId: string,
+  headOperationId: string,
+  status: number,
+  pathAndQuery: string,
+  headers: Record<string, string> = {},
+): Promise<RawResponse> {
+  const get = await through(getOperationId, status, 'GET', pathAndQuery, headers);
+  headsSent += 1;
+  const head = await rawRequest(server.url, 'HEAD', pathAndQuery, {
+    'accept-encoding': 'identity',
+    ...headers,
+  });
+  const what = `HEAD ${pathAndQuery.replace(/chl_\w+/g, 'chl_…')}`;
+  assert.equal(head.status, status, what);
+  assert.equal(head.body.length, 0, `${what}: no body`);
+  for (const name of SAME_IN_HEAD) assert.equal(head.headers[name], get.headers[name], `${what}: ${name}`);
+  headsLikeTheirGet.add(`${headOperationId} ${status}`);
+  return get;
+}
+
+const messagesPath = (hubId: string, query: string) => `/api/line/${hubId}/messages?${query}`;
+const json = { 'content-type': 'application/json' };
+const bearer = (key: string) => ({ ...json, authorization: `Bearer ${key}` });
+const sign = (body: string) => createHmac('sha256', CHANNEL_SECRET).update(body).digest('base64');
+
+/** Every function of the store answers `error` until the returned function puts them back. */
+function failingStore(store: Store, error: Error): () => void {
+  const restores: Array<() => void> = [];
+  const replace = (target: object, name: string) => {
+    const original = Reflect.get(target, name);
+    if (typeof original !== 'function') return;
+    Reflect.set(target, name, async () => {
+      throw error;
+    });
+    restores.push(() => Reflect.set(target, name, original));
+  };
+  for (const part of [store.hubs, store.keys, store.messages, store.contacts] as object[]) {
+    if (!part) continue;
+    for (const name of Object.keys(part)) replace(part, name);
+    for (let proto = Object.getPrototypeOf(part); proto && proto !== Object.prototype; ) {
+      for (const name of Object.getOwnPropertyNames(proto)) if (name !== 'constructor') replace(part, name);
+      proto = Object.getPrototypeOf(proto);
+    }
+  }
+  replace(store, 'ready');
+  return () => {
+    for (const restore of restores.reverse()) restore();
+  };
+}
+
+const webhookBody = (messageId: string, text: string) =>
+  JSON.stringify({
+    destination: 'U0123456789abcdef0123456789abcdef',
+    events: [
+      {
+        type: 'message',
+        mode: 'active',
+        timestamp: Date.UTC(2019, 10, 3, 1, 2, 11, 120),
+        source: { type: 'user', userId: LINE_ID },
+        webhookEventId: `01FZ74A0TDDPYRVKNK77XK${messageId.slice(-4)}`,
+        deliveryContext: { isRedelivery: false },
+        message: { id: messageId, type: 'text', text },
+      },
+    ],
+  });
+
+test('the LINE webhook through Prism: 200, 400, 401, 413', async () => {
+  const body = webhookBody('444573844083572737', 'こんにちは！');
+  // Prism forwards the body as JSON.stringify of what it parsed: a compact body keeps its bytes.
+  await through(
+    'receiveLineWebhook',
+    200,
+    'POST',
+    `/webhooks/line/${HUB}`,
+    { ...json, 'x-line-signature': sign(body) },
+    body,
+  );
+  const sticker = JSON.stringify({
+    destination: 'U0123456789abcdef0123456789abcdef',
+    events: [
+      {
+        type: 'message',
+        timestamp: Date.UTC(2019, 10, 3, 1, 6, 45),
+        source: { type: 'user', userId: LINE_ID },
+        message: { id: '444573844083572738', type: 'sticker', packageId: '446', stickerId: '1988' },
+      },
+      { type: 'follow', timestamp: Date.UTC(2019, 10, 3), source: { type: 'user', userId: 'Unew' } },
+    ],
+  });
+  await through(
+    'receiveLineWebhook',
+    200,
+    'POST',
+    `/webhooks/line/${HUB}`,
+    { ...json, 'x-line-signature': sign(sticker) },
+    sticker,
+  );
+  // Signed, of the documented shape, but an event without a type: not a webhook body.
+  const typeless = JSON.stringify({ events: [{ timestamp: 1 }] });
+  await through(
+    'receiveLineWebhook',
+    400,
+    'POST',
+    `/webhooks/line/${HUB}`,
+    { ...json, 'x-line-signature': sign(typeless) },
+    typeless,
+  );
+  await through(
+    'receiveLineWebhook',
+    401,
+    'POST',
+    `/webhooks/line/${HUB}`,
+    { ...json, 'x-line-signature': sign(`${body} `) },
+    body,
+  );
+  await through(
+    'receiveLineWebhook',
+    401,
+    'POST',
+    `/webhooks/line/${OTHER_HUB}`,
+    { ...json, 'x-line-signature': sign(body) },
+    body,
+  );
+  const large = JSON.stringify({ destination: 'x'.repeat(1024 * 1024), events: [] });
+  await through(
+    'receiveLineWebhook',
+    413,
+    'POST',
+    `/webhooks/line/${HUB}`,
+    { ...json, 'x-line-signature': sign(large) },
+    large,
+  );
+});
+
+test('the ingest API through Prism: 200, 401, 403, 413, 429', async () => {
+  const messages = JSON.stringify([
+    { lineId: LINE_ID, msg: 'Thanks, see you on the 10th!', id: 'crm-8812' },
+    { lineId: LINE_ID, msg: 'hi' },
+    {
+      lineId: LINE_ID,
+      msg: '[Sticker]\nID: 1988',
+      contentType: 'sticker',
+      sender: 'Reservations desk',
+      id: 'crm-8813',
+      createdAt: '2019-11-03t19:15:00.123456789+09:00',
+    },
+    { lineId: LINE_ID, msg: 'null is absent', contentType: null, sender: null, id: null, createdAt: null },
+    { lineId: LINE_ID, msg: 'leap', createdAt: '2016-12-31T23:59:60Z' },
+  ]);
+  const stored = await through(
+    'recordMessages',
+    200,
+    'POST',
+    `/ingest/line/${HUB}/messages`,
+    bearer(ingestKey),
+    messages,
+  );
+  assert.deepEqual(JSON.parse(stored.body.toString()), { stored: 5, duplicates: 0 });
+  const again = await through(
+    'recordMessages',
+    200,
+    'POST',
+    `/ingest/line/${HUB}/messages`,
+    bearer(ingestKey),
+    messages,
+  );
+  assert.deepEqual(JSON.parse(again.body.toString()), { stored: 3, duplicates: 2 });
+  await through('recordMessages', 200, 'POST', `/ingest/line/${HUB}/messages`, bearer(ingestKey), '[]');
+  await through(
+    'recordMessages',
+    401,
+    'POST',
+    `/ingest/line/${HUB}/messages`,
+    bearer('chl_0000000000000000000000000000'),
+    '[]',
+  );
+  await through('recordMessages', 401, 'POST', `/ingest/line/${HUB}/messages`, bearer(readKey), '[]');
+  await through(
+    'recordMessages',
+    403,
+    'POST',
+    `/ingest/line/${HUB}/messages`,
+    bearer(otherHubIngestKey),
+    '[]',
+  );
+  await through(
+    'recordMessages',
+    200,
+    'POST',
+    `/ingest/line/${HUB}/messages`,
+    bearer(limitedIngestKey),
+    '[]',
+  );
+  await through(
+    'recordMessages',
+    429,
+    'POST',
+    `/ingest/line/${HUB}/messages`,
+    bearer(limitedIngestKey),
+    '[]',
+  );
+
+  const contact = `/ingest/line/${HUB}/contacts/${LINE_ID}`;
+  const linked = await through(
+    'linkContact',
+    200,
+    'PUT',
+    contact,
+    bearer(ingestKey),
+    '{"vid":"101","name":"shinobu"}',
+  );
+  assert.deepEqual(JSON.parse(linked.body.toString()), { lineId: LINE_ID, vid: '101', name: 'shinobu' });
+  await through('linkContact', 200, 'PUT', contact, bearer(ingestKey), '{"vid":101}');
+  await through('linkContact', 200, 'PUT', contact, bearer(ingestKey), '{}');
+  await through('linkContact', 401, 'PUT', contact, bearer('chl_0000000000000000000000000000'), '{}');
+  await through('linkContact', 401, 'PUT', contact, bearer(readKey), '{}');
+  await through('linkContact', 403, 'PUT', contact, bearer(otherHubIngestKey), '{}');
+  // Fields the schema does not name are allowed (and ignored): a large one reaches the body limit.
+  await through(
+    'linkContact',
+    413,
+    'PUT',
+    contact,
+    bearer(ingestKey),
+    JSON.stringify({ note: 'x'.repeat(1024 * 1024) }),
+  );
+  await through('linkContact', 429, 'PUT', contact, bearer(limitedIngestKey), '{}');
+});
+
+test('the read API through Prism (GET; HEAD alike): 200, 304, 400, 401, 403, 429', async () => {
+  const read = (status: number, query: string, headers: Record<string, string> = {}) =>
+    getThenHead('getMessages', 'headMessages', status, messagesPath(HUB, query), headers);
+  const day = `apikey=${readKey}&from=2019-11-03&to=2019-11-04`;
+  const answer = await read(200, day);
+  assert.ok(JSON.parse(answer.body.toString()).length > 0, 'the range holds data');
+  await read(200, `apikey=${readKey}`);
+  await read(200, `apikey=${readKey}&from=2030-01-01`);
+  await read(200, `apikey=${readKey}&to=2019-11-03&tz=Japan`);
+  await read(200, `apikey=${readKey}&from=2019-11-03&tz=America/Los_Angeles`);
+  await through('getMessages', 200, 'GET', messagesPath(HUB, `apikey=${readKey}&tz=UTC`), {
+    'accept-encoding': 'gzip',
+  });
+  await read(304, day, { 'if-none-match': String(answer.headers.etag) });
+  await read(400, `apikey=${readKey}&from=2019-11-05&to=2019-11-04`);
+  await read(400, `apikey=${readKey}&tz=CST`);
+  await read(400, `apikey=${readKey}&tz=JST`);
+  await read(400, `apikey=${readKey}&tz=Mars/Olympus_Mons`);
+  await read(401, 'apikey=chl_0000000000000000000000000000');
+  const otherScope = await read(401, `apikey=${ingestKey}`);
+  assert.match(
+    JSON.parse(otherScope.body.toString()).error.message,
+    /scope/,
+    'an ingest key is told its scope',
+  );
+  await read(403, `apikey=${otherHubReadKey}`);
+  // One request of the limited key per window: the first GET spends it.
+  await through('getMessages', 200, 'GET', messagesPath(HUB, `apikey=${limitedReadKey}`));
+  await read(429, `apikey=${limitedReadKey}`);
+});
+
+test('the health checks through Prism (GET; HEAD alike): 200', async () => {
+  await getThenHead('health', 'headHealth', 200, '/healthz');
+  await getThenHead('ready', 'headReady', 200, '/readyz');
+});
+
+test('a store that cannot answer (503, with Retry-After) and an unexpected fault (500), through Prism', async () => {
+  const unavailable = Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });
+  const fault = new Error('an unexpected fault');
+  for (const [status, error] of [
+    [503, unavailable],
+    [500, fault],
+  ] as const) {
+    const restore = failingStore(server.store, error);
+    try {
+      // A range not asked before, so the answer cannot come from the answer cache.
+      await getThenHead(
+        'getMessages',
+        'headMessages',
+        status,
+        messagesPath(HUB, `apikey=${readKey}&from=2031-01-0${status === 503 ? 1 : 2}`),
+      );
+      const body = webhookBody(`44457384408357${status}`, 'while the store is down');
+      await through(
+        'receiveLineWebhook',
+        status,
+        'POST',
+        `/webhooks/line/${HUB}`,
+        { ...json, 'x-line-signature': sign(body) },
+        body,
+      );
+      await through(
+        'recordMessages',
+        status,
+        'POST',
+        `/ingest/line/${HUB}/messages`,
+        bearer(ingestKey),
+        JSON.stringify([{ lineId: LINE_ID, msg: 'while the store is down' }]),
+      );
+      await through(
+        'linkContact',
+        status,
+        'PUT',
+        `/ingest/line/${HUB}/contacts/${LINE_ID}`,
+        bearer(ingestKey),
+        '{}',
+      );
+      if (status === 503) await getThenHead('ready', 'headReady', 503, '/readyz');
+    } finally {
+      restore();
+    }
+  }
+});
+
+interface DocumentedAnswer {
+  headers?: Record<string, { required?: boolean; schema: object }>;
+  content?: { 'application/json': { schema: object } };
+}
+
+/**
+ * Straight to chatlog, for the statuses a proxy cannot reach: the answer must be the documented one
+ * (its body valid against the documented schema, its required headers present and valid), as Prism
+ * would check it.
+ */
+async function direct(
+  operationId: string,
+  status: number,
+  method: string,
+  pathAndQuery: string,
+  headers: Record<string, string> = {},
+  body?: string,
+): Promise<RawResponse> {
+  const res = await rawRequest(server.url, method, pathAndQuery, headers, body);
+  const what = `${method} ${pathAndQuery.slice(0, 80)} → ${res.status}`;
+  assert.equal(res.status, status, `${what}: ${res.body.toString().slice(0, 300)}`);
+  const paths = served.document.paths as Record<
+    string,
+    Record<string, { operationId: string; responses: Record<string, DocumentedAnswer> }>
+  >;
+  const operation = Object.values(paths)
+    .flatMap((operations) => Object.values(operations))
+    .find((o) => o.operationId === operationId);
+  const answer = operation?.responses[String(status)];
+  assert.ok(answer, `${operationId} documents ${status}`);
+  const ajv = new Ajv({ strict: false });
+  addFormats.default(ajv);
+  const components = (served.document.components as { schemas: Record<string, object> }).schemas;
+  for (const [name, schema] of Object.entries(components))
+    ajv.addSchema(schema, `#/components/schemas/${name}`);
+  for (const [name, header] of Object.entries(answer.headers ?? {})) {
+    const value = res.headers[name.toLowerCase()];
+    if (header.required) assert.ok(value !== undefined, `${what}: ${name} is required`);
+    if (value !== undefined) {
+      const read = (header.schema as { type?: string }).type === 'integer' ? Number(value) : value;
+      assert.ok(ajv.validate(header.schema, read), `${what}: ${name}: ${value} ${ajv.errorsText()}`);
+    }
+  }
+  const schema = answer.content?.['application/json'].schema;
+  if (schema) {
+    assert.match(String(res.headers['content-type']), /^application\/json/, what);
+    const parsed = JSON.parse(res.body.toString('utf8'));
+    assert.ok(ajv.validate(schema, parsed), `${what}: ${JSON.stringify(parsed)} ${ajv.errorsText()}`);
+  }
+  checkedDirectly.add(`${operationId} ${status}`);
+  return res;
+}
+
+test('the statuses a proxy cannot reach, asked of chatlog directly, answer as the document says', async () => {
+  const messages = `/ingest/line/${HUB}/messages`;
+  const contact = `/ingest/line/${HUB}/contacts/${LINE_ID}`;
+  await direct('recordMessages', 400, 'POST', messages, bearer(ingestKey), '[{"msg":"no lineId"}]');
+  await direct(
+    'recordMessages',
+    400,
+    'POST',
+    messages,
+    bearer(ingestKey),
+    '[{"lineId":"U1","msg":"x","createdAt":"2019-11-03 10:15:00Z"}]',
+  );
+  await direct('recordMessages', 400, 'POST', '/ingest/line/abc/messages', bearer(ingestKey), '[]');
+  await direct('linkContact', 400, 'PUT', contact, bearer(ingestKey), '{"vid":true}');
+  await direct('receiveLineWebhook', 404, 'POST', '/webhooks/line/', json, '{}');
+  await direct('linkContact', 404, 'PUT', `/ingest/line/${HUB}/contacts/`, bearer(ingestKey), '{}');
+  await direct(
+    'recordMessages',
+    413,
+    'POST',
+    messages,
+    bearer(ingestKey),
+    `[${'"x",'.repeat(4 * 1024 * 1024)}"x"]`,
+  );
+  const text = { 'content-type': 'text/plain' };
+  const webhook = '{"events":[]}';
+  for (const [operationId, method, url, headers, body] of [
+    [
+      'receiveLineWebhook',
+      'POST',
+      `/webhooks/line/${HUB}`,
+      { ...text, 'x-line-signature': sign(webhook) },
+      webhook,
+    ],
+    ['recordMessages', 'POST', messages, { ...bearer(ingestKey), ...text }, '[]'],
+    ['linkContact', 'PUT', contact, { ...bearer(ingestKey), ...text }, '{}'],
+  ] as const) {
+    const refused = await direct(operationId, 415, method, url, headers, body);
+    assert.match(
+      JSON.parse(refused.body.toString()).error.message,
+      /application\/json/,
+      `${operationId} 415 names application/json`,
+    );
+  }
+  for (const [operationId, url] of [
+    ['getMessages', messagesPath(HUB, `apikey=${readKey}`)],
+    ['receiveLineWebhook', `/webhooks/line/${HUB}`],
+    ['recordMessages', messages],
+    ['linkContact', contact],
+  ] as const) {
+    await direct(operationId, 405, 'DELETE', url);
+  }
+  await direct('getMessages', 431, 'GET', messagesPath(HUB, `apikey=${readKey}`), {
+    'x-large': 'x'.repeat(17 * 1024),
+  });
+});
+
+test('every documented status of every operation was seen through Prism, or cannot be provoked through a proxy (and why)', () => {
+  const documented: string[] = [];
+  const paths = served.document.paths as Record<
+    string,
+    Record<string, { operationId: string; responses: object }>
+  >;
+  for (const operations of Object.values(paths)) {
+    for (const operation of Object.values(operations)) {
+      for (const status of Object.keys(operation.responses))
+        documented.push(`${operation.operationId} ${status}`);
+    }
+  }
+  const seen = (s: string) => provoked.has(s) || headsLikeTheirGet.has(s);
+  const missing = documented.filter((s) => !seen(s) && !(s in THROUGH_A_PROXY_UNREACHABLE));
+  assert.deepEqual(missing, [], 'documented statuses no request provoked');
+  const stale = Object.keys(THROUGH_A_PROXY_UNREACHABLE).filter((s) => !documented.includes(s) || seen(s));
+  assert.deepEqual(stale, [], 'listed as unreachable, but not documented or provoked after all');
+  // What a proxy cannot reach is asked of chatlog directly, but for HEAD (its GET's twin) and the
+  // request timeout (test/scale/idle-connections.test.ts: held connections, not a document check).
+  const unchecked = Object.keys(THROUGH_A_PROXY_UNREACHABLE).filter(
+    (s) => !checkedDirectly.has(s) && !s.startsWith('head') && !s.endsWith(' 408'),
+  );
+  assert.deepEqual(unchecked, [], 'unreachable through a proxy and not checked directly either');
+  // For the record (the issue asks how many requests Prism checked).
+  console.log(
+    `Prism checked ${requestsSent} requests (${provoked.size} operation statuses); ${headsSent} HEAD requests ` +
+      `matched their GET (${headsLikeTheirGet.size} statuses); ${documented.length} documented statuses, ` +
+      `${Object.keys(THROUGH_A_PROXY_UNREACHABLE).length} unreachable through a proxy`,
+  );
+});
