@@ -7,7 +7,8 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS } from '../../lib/calendar.js';
 import type { IngestOperation, SourceKind } from '../../store/store.js';
 
-const SIGNATURE_PATTERN = /^[A-Za-z0-9+/]{43}=$/;
+/** HMAC-SHA256 */
+const SIGNATURE_BYTES = 32;
 
 /** Why a webhook was refused: each answers the same 401, but the operator's log and metrics tell them apart. */
 export type WebhookRefusal =
@@ -20,7 +21,9 @@ export type WebhookRefusal =
 
 /**
  * X-Line-Signature: base64 HMAC-SHA256 of the raw body under the channel secret, compared in constant
- * time. Undefined when it verifies; otherwise what is wrong with it.
+ * time. Undefined when it verifies; otherwise what is wrong with it. The header is decoded as LINE's
+ * own SDK decodes it (Node's lenient base64: padding optional), so chatlog accepts exactly the
+ * signatures @line/bot-sdk's validateSignature accepts (test/tools/line-bot-sdk.test.ts).
  */
 export function lineSignatureProblem(
   channelSecret: string,
@@ -28,10 +31,10 @@ export function lineSignatureProblem(
   header: string | undefined,
 ): WebhookRefusal | undefined {
   if (header === undefined || header === '') return 'missing_signature';
-  if (!SIGNATURE_PATTERN.test(header)) return 'malformed_signature';
-  const expected = createHmac('sha256', channelSecret).update(rawBody).digest();
   const given = Buffer.from(header, 'base64');
-  return given.length === expected.length && timingSafeEqual(given, expected) ? undefined : 'wrong_signature';
+  if (given.length !== SIGNATURE_BYTES) return 'malformed_signature';
+  const expected = createHmac('sha256', channelSecret).update(rawBody).digest();
+  return timingSafeEqual(given, expected) ? undefined : 'wrong_signature';
 }
 
 export function isValidLineSignature(
