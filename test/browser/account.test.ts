@@ -1,27 +1,41 @@
 /**
  * The account screen in a real browser: Debian's Chromium driven by playwright-core. Sign in, issue
  * a key, copy it with the icon and read it back from the clipboard, call the API with it, show and
- * hide it, revoke it; the same with the keyboard only; the Japanese page; a phone-sized screen.
+ * hide it, revoke it; the same with the keyboard only; the Japanese page; times in the hub's zone,
+ * words in the page's language, an example curl that answers with messages, the icons' tooltips,
+ * and every action of every key within reach on a 390 px phone. No page breaks its strict CSP.
  */
 /// <reference lib="dom" />
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { rawRequest, startTestServer, type TestServer } from '../helpers.js';
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
+import { message, rawRequest, startTestServer, storeMessages, type TestServer } from '../helpers.js';
 import { launchChromium } from './chromium.js';
 
 const PASSWORD = 'browser test password';
 const EMAIL = 'owner@example.com';
 const HUB = '6662225';
 
+/** The hub's newest message: 2024-03-11 01:30 in Tokyo, still 2024-03-10 in UTC. */
+const NEWEST = Date.parse('2024-03-10T16:30:00.000Z');
+const CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
 let server: TestServer;
 let browser: Browser;
+/** Every Content-Security-Policy complaint Chromium made on any page of these tests. */
+const cspViolations: string[] = [];
 
 before(async () => {
   server = await startTestServer();
   await server.hubs.add(HUB, { timeZone: 'Asia/Tokyo' });
   await server.hubs.add('42', {});
   await server.accounts.add(EMAIL, [HUB, '42'], PASSWORD);
+  await storeMessages(server.store, HUB, [
+    message({ createdAt: Date.parse('2024-01-15T00:00:00.000Z'), msg: 'long before' }),
+    message({ createdAt: NEWEST - 2 * 86_400_000, msg: 'two days before' }),
+    message({ createdAt: NEWEST, msg: 'the newest' }),
+  ]);
   browser = await launchChromium();
 });
 after(async () => {
@@ -35,8 +49,112 @@ async function newContext(
 ): Promise<BrowserContext> {
   const context = await browser.newContext({ locale, viewport });
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
+  context.on('page', (page) =>
+    page.on('console', (entry) => {
+      if (/Content Security Policy/i.test(entry.text())) cspViolations.push(entry.text());
+    }),
+  );
   return context;
 }
+
+/** Signs in through the form, in whatever language the page is in. */
+async function signInAnyLanguage(page: Page): Promise<void> {
+  await page.goto(`${server.url}/account`);
+  await page.locator('#email').fill(EMAIL);
+  await page.locator('#password').fill(PASSWORD);
+  await page.locator('form[action="/account/sign-in"] button').click();
+  await page.locator('form[action="/account/sign-out"]').waitFor();
+}
+
+/** The Tokyo wall clock of an instant, by plain arithmetic (Japan has kept +09:00 since 1951). */
+const tokyoMinute = (epochMs: number) =>
+  new Date(epochMs + 9 * 3_600_000).toISOString().slice(0, 16).replace('T', ' ');
+
+/** The words each language uses, as a user reads them (CONTRACT §8 names for English). */
+const PAGES = [
+  {
+    locale: 'en-US',
+    hub: (id: string) => `Hub ${id}`,
+    created: /^Created \(Asia\/Tokyo\)$/,
+    lastUsed: /^Last used \(Asia\/Tokyo\)$/,
+    createdUtc: /^Created \(UTC\)$/,
+    scopes: { read: 'read', ingest: 'ingest' },
+    active: 'Active',
+    revoked: /^Revoked on (\d{4}-\d\d-\d\d \d\d:\d\d)$/,
+    revoke: 'Revoke',
+    revokeKey: 'Revoke key',
+    cancel: 'Cancel',
+    copy: 'Copy key',
+    show: 'Show key',
+    hide: 'Hide key',
+    copied: 'Copied',
+  },
+  {
+    locale: 'ja-JP',
+    hub: (id: string) => `ハブ ${id}`,
+    created: /^作成日時 ?\(Asia\/Tokyo\)$/,
+    lastUsed: /^最終使用 ?\(Asia\/Tokyo\)$/,
+    createdUtc: /^作成日時 ?\(UTC\)$/,
+    scopes: { read: '読み取り', ingest: '取り込み' },
+    active: '有効',
+    revoked: /^失効済み (\d{4}-\d\d-\d\d \d\d:\d\d)$/,
+    revoke: '無効化',
+    revokeKey: 'キーを無効化',
+    cancel: 'キャンセル',
+    copy: 'キーをコピー',
+    show: 'キーを表示',
+    hide: 'キーを隠す',
+    copied: 'コピーしました',
+  },
+] as const;
+
+/** The tooltip of an icon button as drawn: its ::after box, shown or not, and its text. */
+const tooltipOf = (button: Locator) =>
+  button.evaluate((el) => {
+    const style = getComputedStyle(el, '::after');
+    const box = el.getBoundingClientRect();
+    // Chromium resolves an absolutely positioned box's left to pixels, from the button's padding box.
+    const left = box.left + el.clientLeft + Number.parseFloat(style.left);
+    const width =
+      Number.parseFloat(style.width) +
+      Number.parseFloat(style.paddingLeft) +
+      Number.parseFloat(style.paddingRight);
+    return {
+      shown: style.display !== 'none' && style.visibility === 'visible' && Number(style.opacity) === 1,
+      text: style.content.replace(/^"|"$/g, ''),
+      name: el.getAttribute('aria-label'),
+      left,
+      right: left + width,
+    };
+  });
+
+/** True when a click at the middle of this element lands on it (nothing covers it, it is on screen). */
+const reachable = (element: Locator) =>
+  element.evaluate((el) => {
+    const box = el.getBoundingClientRect();
+    const x = box.left + box.width / 2;
+    const y = box.top + box.height / 2;
+    if (box.left < 0 || box.right > window.innerWidth || y < 0 || y > window.innerHeight) return false;
+    const hit = document.elementFromPoint(x, y);
+    return hit !== null && (hit === el || el.contains(hit));
+  });
+
+/** Whatever would scroll sideways: the page itself, or any box (a table wrapper, a code block) in it. */
+const sidewaysScrolling = (page: Page) =>
+  page.evaluate(() => {
+    const found: string[] = [];
+    const root = document.scrollingElement;
+    if (root && root.scrollWidth > window.innerWidth) found.push(`the page (${root.scrollWidth} px)`);
+    for (const el of document.querySelectorAll<HTMLElement>('body *')) {
+      const overflow = getComputedStyle(el).overflowX;
+      if ((overflow === 'auto' || overflow === 'scroll') && el.scrollWidth > el.clientWidth) {
+        found.push(`${el.tagName.toLowerCase()}.${el.className} (${el.scrollWidth} > ${el.clientWidth} px)`);
+      }
+    }
+    return found;
+  });
+
+const pageWidth = (page: Page) => page.evaluate(() => document.scrollingElement?.scrollWidth ?? 0);
 
 const apiStatus = async (key: string, hubId = HUB) =>
   (await rawRequest(server.url, 'GET', `/api/line/${hubId}/messages?apikey=${encodeURIComponent(key)}`))
@@ -212,5 +330,242 @@ describe('the account screen in Chromium', () => {
     await page.getByRole('heading', { name: 'API keys' }).waitFor();
     assert.equal(await page.getAttribute('html', 'lang'), 'en');
     await context.close();
+  });
+
+  test('times in the hub zone, the zone named; scopes and states in the page language, a revoked key not called by the button’s word', async () => {
+    const reader = await server.keys.issue(HUB, 'read', 'Zone reader');
+    await server.keys.verify(reader.key);
+    await server.keys.flushLastUsed();
+    const sender = await server.keys.issue(HUB, 'ingest', 'Zone sender');
+    await server.keys.revoke(sender.summary.id);
+    await server.keys.issue('42', 'read', 'A key of a hub in UTC');
+    const revokedAt = (await server.keys.list(HUB)).find((k) => k.label === 'Zone sender')?.revokedAt ?? 0;
+
+    for (const words of PAGES) {
+      const context = await newContext(words.locale);
+      const page = await context.newPage();
+      await signInAnyLanguage(page);
+      const hub = page.getByRole('region', { name: words.hub(HUB) });
+
+      // The zone is named where the times are: both time columns, for a reader and a screen reader.
+      for (const header of [words.created, words.lastUsed]) {
+        const cell = hub.getByRole('columnheader', { name: header });
+        assert.equal(await cell.count(), 1, `a column header ${header}`);
+        assert.match((await cell.innerText()).replace(/\s+/g, ' '), header);
+      }
+      const utcHub = page.getByRole('region', { name: words.hub('42') });
+      assert.equal(await utcHub.getByRole('columnheader', { name: words.createdUtc }).count(), 1);
+
+      // Every time shown is the Tokyo wall clock of the exact instant its datetime gives.
+      const times = await hub
+        .locator('time')
+        .evaluateAll((els) =>
+          els.map((el) => [el.getAttribute('datetime') ?? '', (el as HTMLElement).innerText]),
+        );
+      assert.ok(times.length >= 4);
+      for (const [datetime = '', shown = ''] of times) {
+        assert.equal(shown.replace(/\s+/g, ' '), tokyoMinute(Date.parse(datetime)), datetime);
+      }
+
+      const readerRow = hub.getByRole('row', { name: /Zone reader/ });
+      const senderRow = hub.getByRole('row', { name: /Zone sender/ });
+      const cellText = async (row: Locator, selector: string) =>
+        (await row.locator(selector).innerText()).replace(/\s+/g, ' ').trim();
+      assert.equal(await cellText(readerRow, 'td.scope > span:not(.cell-label)'), words.scopes.read);
+      assert.equal(await cellText(senderRow, 'td.scope > span:not(.cell-label)'), words.scopes.ingest);
+      assert.equal(await cellText(readerRow, '.state'), words.active);
+      assert.ok(
+        (await cellText(readerRow, 'time >> nth=0')) === tokyoMinute(reader.summary.createdAt),
+        'created, in Tokyo',
+      );
+      const revokedState = await cellText(senderRow, '.state');
+      assert.equal(words.revoked.exec(revokedState)?.[1], tokyoMinute(revokedAt), revokedState);
+
+      // The state of a revoked key is not the word of the button that revokes.
+      const buttonNames = await page
+        .getByRole('button')
+        .evaluateAll((els) =>
+          els.map((el) => (el.getAttribute('aria-label') ?? el.textContent ?? '').trim()),
+        );
+      assert.ok(buttonNames.includes(words.revoke));
+      assert.ok(!buttonNames.includes(revokedState));
+      assert.ok(
+        !revokedState.split(' ').includes(words.revoke),
+        `"${revokedState}" is not "${words.revoke}"`,
+      );
+      if (words.locale === 'ja-JP') assert.ok(!revokedState.includes(words.revoke));
+      assert.equal(await readerRow.getByRole('button', { name: words.revoke, exact: true }).count(), 1);
+      assert.equal(await senderRow.getByRole('button').count(), 0, 'a revoked key has no action');
+      await context.close();
+    }
+  });
+
+  test('the example curl names days that hold the hub’s messages, and answers with them', async () => {
+    const { key } = await server.keys.issue(HUB, 'read', 'Example caller');
+    const today = new Date().toISOString().slice(0, 10);
+    const weekAgo = new Date(Date.parse(today) - 6 * 86_400_000).toISOString().slice(0, 10);
+    for (const words of PAGES) {
+      const context = await newContext(words.locale);
+      const page = await context.newPage();
+      await signInAnyLanguage(page);
+      const example = async (hubId: string) =>
+        (
+          await page
+            .getByRole('region', { name: words.hub(hubId) })
+            .locator('code.example')
+            .innerText()
+        ).trim();
+
+      // The week up to the newest message's day in the hub's zone (2024-03-11 in Tokyo).
+      const curl = await example(HUB);
+      assert.match(curl, /&from=2024-03-05&to=2024-03-11'$/);
+      const url = /^curl '([^']+)'$/.exec(curl)?.[1] ?? '';
+      const answer = await rawRequest(server.url, 'GET', url.replace(server.url, '').replace(/chl_•+/, key));
+      assert.equal(answer.status, 200);
+      const contacts = JSON.parse(answer.body.toString('utf8')) as Array<{
+        messages: Array<{ msg: string }>;
+      }>;
+      assert.deepEqual(
+        contacts.flatMap((c) => c.messages.map((m) => m.msg)),
+        ['two days before', 'the newest'],
+        'the copied example answers with the hub’s latest messages',
+      );
+
+      // A hub with no message yet: the week ending today (in its zone, UTC).
+      assert.match(await example('42'), new RegExp(`&from=${weekAgo}&to=${today}'$`));
+      await context.close();
+    }
+  });
+
+  test('the icons have tooltips a user sees: on hover and on keyboard focus; Escape hides them', async () => {
+    await server.keys.issue(HUB, 'read', 'Tooltip key');
+    for (const words of PAGES) {
+      for (const viewport of [
+        { width: 1280, height: 900 },
+        { width: 390, height: 844 },
+      ]) {
+        const context = await newContext(words.locale, viewport);
+        const page = await context.newPage();
+        await signInAnyLanguage(page);
+        const row = page.getByRole('row', { name: /Tooltip key/ });
+        for (const icon of [
+          row.getByRole('button', { name: words.show }),
+          row.getByRole('button', { name: words.copy }),
+        ]) {
+          await icon.scrollIntoViewIfNeeded();
+          await page.mouse.move(0, 0);
+          assert.equal((await tooltipOf(icon)).shown, false, 'hidden until wanted');
+          await icon.hover();
+          const tip = await tooltipOf(icon);
+          assert.ok(tip.shown, `${tip.name}: shown on hover`);
+          assert.equal(tip.text, tip.name, 'the tooltip says the accessible name');
+          assert.ok(tip.left >= 0 && tip.right <= viewport.width, `on screen: ${tip.left}..${tip.right}`);
+          assert.deepEqual(await sidewaysScrolling(page), [], 'no sideways scrolling while it shows');
+        }
+        await page.mouse.move(0, 0);
+
+        // Keyboard only: Tab onto an eye icon, Escape, Tab to the copy icon, back, Enter.
+        await tabTo(page, words.show);
+        const focused = page.locator(':focus');
+        assert.deepEqual(
+          [(await tooltipOf(focused)).shown, (await tooltipOf(focused)).text],
+          [true, words.show],
+          'shown on keyboard focus',
+        );
+        await page.keyboard.press('Escape');
+        assert.equal((await tooltipOf(focused)).shown, false, 'Escape hides it');
+        await page.keyboard.press('Tab');
+        assert.deepEqual(
+          [(await tooltipOf(focused)).shown, (await tooltipOf(focused)).text],
+          [true, words.copy],
+        );
+        await page.keyboard.press('Shift+Tab');
+        assert.equal((await tooltipOf(focused)).shown, true, 'shown again once focus came back');
+        await page.keyboard.press('Enter');
+        await page.waitForFunction(() => document.activeElement?.getAttribute('aria-pressed') === 'true');
+        assert.equal((await tooltipOf(focused)).text, words.hide, 'the tooltip follows the button’s state');
+        await context.close();
+      }
+    }
+  });
+
+  test('on a 390 px phone every action of every key is on screen and clickable, with no sideways scrolling', async () => {
+    await server.keys.issue(
+      HUB,
+      'read',
+      'A label long enough to need two lines on a phone, and then more words',
+    );
+    const gone = await server.keys.issue(HUB, 'ingest', 'Revoked from the phone');
+    await server.keys.revoke(gone.summary.id);
+    for (const words of PAGES) {
+      const context = await newContext(words.locale, { width: 390, height: 844 });
+      const page = await context.newPage();
+      await signInAnyLanguage(page);
+      assert.ok((await pageWidth(page)) <= 390, `the page is ${await pageWidth(page)} px wide`);
+      assert.deepEqual(await sidewaysScrolling(page), [], 'nothing scrolls sideways');
+
+      const rows = page.locator('table.keys tbody tr');
+      const count = await rows.count();
+      assert.ok(count >= 6, `${count} keys`);
+      let live = 0;
+      for (let i = 0; i < count; i++) {
+        const row = rows.nth(i);
+        const label = await row.locator('th').innerText();
+        if ((await row.locator('.state.live').count()) === 0) {
+          assert.equal(await row.getByRole('button').count(), 0, `${label}: revoked, no action`);
+          continue;
+        }
+        live += 1;
+        for (const button of [
+          row.getByRole('button', { name: words.show }),
+          row.getByRole('button', { name: words.copy }),
+          row.getByRole('button', { name: words.revoke, exact: true }),
+        ]) {
+          await button.scrollIntoViewIfNeeded();
+          assert.ok(
+            await reachable(button),
+            `${label}: ${(await button.getAttribute('aria-label')) ?? words.revoke}`,
+          );
+        }
+        // The card names its values, the hub's zone with the times.
+        const hubId = await row.evaluate((el) => el.closest('section')?.getAttribute('aria-labelledby'));
+        const zone = hubId === `hub-${HUB}` ? 'Asia/Tokyo' : 'UTC';
+        assert.ok((await row.innerText()).replace(/\s+/g, '').includes(`(${zone})`), `${label}: ${zone}`);
+      }
+      assert.ok(live >= 3, `${live} live keys`);
+
+      // The actions work from the phone: show in place (the full key wraps in its card), copy, revoke.
+      const row = page.getByRole('row', { name: /A label long enough/ });
+      await row.getByRole('button', { name: words.show }).click();
+      await row.getByRole('button', { name: words.hide }).waitFor();
+      assert.match(await row.locator('.key').innerText(), /^chl_[0-9A-Za-z]{28}$/);
+      assert.ok((await pageWidth(page)) <= 390, 'the shown key fits the phone');
+      assert.deepEqual(await sidewaysScrolling(page), []);
+      assert.ok(await reachable(row.getByRole('button', { name: words.hide })));
+      await row.getByRole('button', { name: words.copy }).click();
+      await row.getByText(words.copied).waitFor();
+      assert.equal(await apiStatus(await clipboard(page)), 200);
+      await row.getByRole('button', { name: words.revoke, exact: true }).click();
+      const dialog = page.getByRole('dialog');
+      await dialog.waitFor();
+      assert.ok(await reachable(dialog.getByRole('button', { name: words.revokeKey })));
+      assert.ok(await reachable(dialog.getByRole('button', { name: words.cancel })));
+      await dialog.getByRole('button', { name: words.cancel }).click();
+      assert.ok((await pageWidth(page)) <= 390);
+      await context.close();
+    }
+  });
+
+  test('every page keeps its strict CSP, and nothing on them breaks it (styles, tooltips, script)', async () => {
+    const context = await newContext();
+    const page = await context.newPage();
+    const signInPage = await page.goto(`${server.url}/account`);
+    assert.equal(signInPage?.headers()['content-security-policy'], CSP);
+    await signInAnyLanguage(page);
+    const keysPage = await page.reload();
+    assert.equal(keysPage?.headers()['content-security-policy'], CSP);
+    await page.getByRole('button', { name: 'Copy key' }).first().hover();
+    await context.close();
+    assert.deepEqual(cspViolations, [], 'no page of these tests broke the policy');
   });
 });
