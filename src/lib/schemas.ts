@@ -63,6 +63,20 @@ export const internalErrorResponse = errorResponse('An unexpected fault, logged 
   'internal_error',
 ]);
 
+/**
+ * The answers of a route, each with the Vary header its answers carry: the request header the answer
+ * depends on (Accept-Encoding on the read API, Authorization on the ingest API).
+ */
+export function varyingOn<Answers extends Record<number, object>>(header: string, answers: Answers): Answers {
+  const vary = { type: 'string', required: true, description: `"${header}"` };
+  return Object.fromEntries(
+    Object.entries(answers).map(([status, answer]) => {
+      const headers = 'headers' in answer && typeof answer.headers === 'object' ? answer.headers : {};
+      return [status, { ...answer, headers: { ...headers, Vary: vary } }];
+    }),
+  ) as Answers;
+}
+
 /** 405, with the Allow header that lists the methods the path takes. */
 export function methodNotAllowedResponse(allowed: string) {
   return {

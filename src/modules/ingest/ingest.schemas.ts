@@ -14,6 +14,7 @@ import {
   rateLimitedResponse,
   requestTimeoutResponse,
   unavailableResponse,
+  varyingOn,
 } from '../../lib/schemas.js';
 import { hubIdSchema } from '../hubs/hubs.schemas.js';
 
@@ -92,7 +93,6 @@ export const contactLinkSchema = {
 
 /** What every route that reads a JSON body can also answer. */
 const jsonBodyRefusals = {
-  408: requestTimeoutResponse,
   415: errorResponse('The body is not sent as Content-Type: application/json.', ['unsupported_media_type']),
   500: internalErrorResponse,
   503: unavailableResponse,
@@ -181,6 +181,7 @@ export const webhookRouteSchema = {
     404: errorResponse('No hub id in the path (/webhooks/line/).', ['not_found']),
     405: methodNotAllowedResponse('POST'),
     413: errorResponse('Bodies are limited to 1 MiB.', ['payload_too_large']),
+    408: requestTimeoutResponse,
     ...jsonBodyRefusals,
   },
 } as const satisfies FastifySchema;
@@ -213,20 +214,26 @@ export const recordMessagesRouteSchema = {
     ],
   },
   response: {
-    200: {
-      description: 'Stored; messages whose id was already stored are counted as duplicates.',
-      type: 'object',
-      required: ['stored', 'duplicates'],
-      properties: { stored: { type: 'integer' }, duplicates: { type: 'integer' } },
-    },
-    400: errorResponse('A bad body (the message names the item and field) or hub id.', [
-      'invalid_body',
-      'invalid_hub_id',
-    ]),
-    ...keyRefusals,
+    // Every answer from the key check on depends on Authorization, refusals included.
+    ...varyingOn('Authorization', {
+      200: {
+        description: 'Stored; messages whose id was already stored are counted as duplicates.',
+        type: 'object',
+        required: ['stored', 'duplicates'],
+        properties: { stored: { type: 'integer' }, duplicates: { type: 'integer' } },
+      },
+      400: errorResponse('A bad body (the message names the item and field) or hub id.', [
+        'invalid_body',
+        'invalid_hub_id',
+      ]),
+      ...keyRefusals,
+      413: errorResponse('The body is larger than 16 MiB.', ['payload_too_large']),
+      ...jsonBodyRefusals,
+    }),
+    // Answered before any key is looked at.
     405: methodNotAllowedResponse('POST'),
-    413: errorResponse('The body is larger than 16 MiB.', ['payload_too_large']),
-    ...jsonBodyRefusals,
+    // Answered by Node's HTTP server, before any route (and key) is reached.
+    408: requestTimeoutResponse,
   },
 } as const satisfies FastifySchema;
 
@@ -247,12 +254,18 @@ export const linkContactRouteSchema = {
   },
   body: contactLinkBodySchema,
   response: {
-    200: { description: 'The contact as it now is.', ...contactLinkSchema },
-    400: errorResponse('A bad body or id.', ['invalid_body', 'invalid_hub_id']),
-    ...keyRefusals,
+    // Every answer from the key check on depends on Authorization, refusals included.
+    ...varyingOn('Authorization', {
+      200: { description: 'The contact as it now is.', ...contactLinkSchema },
+      400: errorResponse('A bad body or id.', ['invalid_body', 'invalid_hub_id']),
+      ...keyRefusals,
+      413: errorResponse('The body is larger than 1 MiB.', ['payload_too_large']),
+      ...jsonBodyRefusals,
+    }),
+    // Answered before any key is looked at.
     404: errorResponse('No LINE id in the path (/ingest/line/{hubId}/contacts/).', ['not_found']),
     405: methodNotAllowedResponse('PUT'),
-    413: errorResponse('The body is larger than 1 MiB.', ['payload_too_large']),
-    ...jsonBodyRefusals,
+    // Answered by Node's HTTP server, before any route (and key) is reached.
+    408: requestTimeoutResponse,
   },
 } as const satisfies FastifySchema;

@@ -12,6 +12,7 @@ import {
   rateLimitedResponse,
   requestTimeoutResponse,
   unavailableResponse,
+  varyingOn,
 } from '../../lib/schemas.js';
 import { hubIdSchema } from '../hubs/hubs.schemas.js';
 import { KEY_PATTERN } from '../keys/keys.format.js';
@@ -71,9 +72,6 @@ const daySchema = {
   pattern: DAY_PATTERN.source,
 } as const;
 
-/** The answer depends on Accept-Encoding (br, gzip or none). */
-const VARY = { type: 'string', required: true, description: '"Accept-Encoding"' } as const;
-
 export const messagesRouteSchema = {
   operationId: 'getMessages',
   summary: "A hub's contacts and their messages, for whole days in the hub's time zone",
@@ -115,63 +113,66 @@ export const messagesRouteSchema = {
     },
   },
   response: {
-    200: {
-      description: 'The contacts with a message in the range.',
-      headers: {
-        ETag: { type: 'string', required: true, description: 'Weak; send it back in If-None-Match.' },
-        Vary: VARY,
-        RateLimit: { type: 'string', description: 'Only for a key with a rate limit: what is left.' },
-        'RateLimit-Policy': { type: 'string', description: 'Only for a key with a rate limit: the limit.' },
-      },
-      type: 'array',
-      items: contactSchema,
-      examples: [
-        [
-          {
-            lineId: 'U4af4980629a0d8f0f1b1d9a3e8b1c2d3',
-            vid: '101',
-            name: 'shinobu',
-            messages: [
-              {
-                sender: 'shinobu',
-                msg: 'こんにちは！',
-                contentType: 'text',
-                createdAt: '2019-11-03T01:02:11.120Z',
-              },
-              {
-                sender: 'You',
-                msg: '[Sticker]\nID: 1',
-                contentType: 'sticker',
-                createdAt: '2019-11-03T01:06:45.000Z',
-              },
-            ],
-          },
+    // Every answer of the route depends on Accept-Encoding (br, gzip or none), errors included.
+    ...varyingOn('Accept-Encoding', {
+      200: {
+        description: 'The contacts with a message in the range.',
+        headers: {
+          ETag: { type: 'string', required: true, description: 'Weak; send it back in If-None-Match.' },
+          RateLimit: { type: 'string', description: 'Only for a key with a rate limit: what is left.' },
+          'RateLimit-Policy': { type: 'string', description: 'Only for a key with a rate limit: the limit.' },
+        },
+        type: 'array',
+        items: contactSchema,
+        examples: [
+          [
+            {
+              lineId: 'U4af4980629a0d8f0f1b1d9a3e8b1c2d3',
+              vid: '101',
+              name: 'shinobu',
+              messages: [
+                {
+                  sender: 'shinobu',
+                  msg: 'こんにちは！',
+                  contentType: 'text',
+                  createdAt: '2019-11-03T01:02:11.120Z',
+                },
+                {
+                  sender: 'You',
+                  msg: '[Sticker]\nID: 1',
+                  contentType: 'sticker',
+                  createdAt: '2019-11-03T01:06:45.000Z',
+                },
+              ],
+            },
+          ],
         ],
-      ],
-    },
-    304: {
-      description: 'Not modified since the ETag sent in If-None-Match.',
-      headers: { ETag: { type: 'string', required: true, description: 'The same ETag.' }, Vary: VARY },
-      type: 'null',
-    },
-    400: errorResponse('A bad hub id, parameter, date, range or time zone.', [
-      'invalid_hub_id',
-      'duplicate_parameter',
-      'invalid_date',
-      'invalid_range',
-      'invalid_time_zone',
-      'bad_request',
-    ]),
-    401: errorResponse('No key, or not a live read key of this service (an ingest key is not one).', [
-      'missing_api_key',
-      'invalid_api_key',
-    ]),
-    403: errorResponse('The key belongs to another hub.', ['forbidden']),
-    405: methodNotAllowedResponse('GET, HEAD'),
+      },
+      304: {
+        description: 'Not modified since the ETag sent in If-None-Match.',
+        headers: { ETag: { type: 'string', required: true, description: 'The same ETag.' } },
+        type: 'null',
+      },
+      400: errorResponse('A bad hub id, parameter, date, range or time zone.', [
+        'invalid_hub_id',
+        'duplicate_parameter',
+        'invalid_date',
+        'invalid_range',
+        'invalid_time_zone',
+        'bad_request',
+      ]),
+      401: errorResponse('No key, or not a live read key of this service (an ingest key is not one).', [
+        'missing_api_key',
+        'invalid_api_key',
+      ]),
+      403: errorResponse('The key belongs to another hub.', ['forbidden']),
+      405: methodNotAllowedResponse('GET, HEAD'),
+      429: rateLimitedResponse,
+      500: internalErrorResponse,
+      503: unavailableResponse,
+    }),
+    // Answered by Node's HTTP server, before any route is reached.
     408: requestTimeoutResponse,
-    429: rateLimitedResponse,
     431: errorResponse('The request line or headers are too large.', ['request_header_too_large']),
-    500: internalErrorResponse,
-    503: unavailableResponse,
   },
 } as const satisfies FastifySchema;
