@@ -145,7 +145,7 @@ const sidewaysScrolling = (page: Page) =>
     const found: string[] = [];
     const root = document.scrollingElement;
     if (root && root.scrollWidth > window.innerWidth) found.push(`the page (${root.scrollWidth} px)`);
-    for (const el of document.querySelectorAll<HTMLElement>('body *')) {
+    for (const el of Array.from(document.querySelectorAll<HTMLElement>('body *'))) {
       const overflow = getComputedStyle(el).overflowX;
       if ((overflow === 'auto' || overflow === 'scroll') && el.scrollWidth > el.clientWidth) {
         found.push(`${el.tagName.toLowerCase()}.${el.className} (${el.scrollWidth} > ${el.clientWidth} px)`);
