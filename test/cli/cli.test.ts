@@ -248,6 +248,33 @@ test('import: progress totals are the file itself, and a bad file is named by li
   assert.equal(refused.stderr.split('\n').length, 2, 'one line');
 });
 
+test('import on a terminal: one bar per pass, its total the messages of the file', (t) => {
+  if (!fs.existsSync('/usr/bin/script')) return t.skip('util-linux script(1) is not installed');
+  const file = path.join(dataDir, 'tty.ndjson');
+  const lines = Array.from({ length: 7 }, (_, i) =>
+    JSON.stringify({ lineId: 'U1', msg: `tty ${i}`, createdAt: '2019-11-03T00:00:00.000Z' }),
+  );
+  fs.writeFileSync(file, `${lines.join('\n')}\n`);
+  const exported = path.join(dataDir, 'tty.json');
+  assert.equal(chatlog(['import', '779', file]).code, 0);
+  fs.writeFileSync(exported, chatlog(['export', '779']).stdout);
+  // script(1) gives the command a terminal, as a person at a shell has.
+  const run = spawnSync(
+    'script',
+    ['-qec', `"${process.execPath}" "${BIN}" import 780 "${exported}"`, '/dev/null'],
+    { env: { ...process.env, CHATLOG_DATA_DIR: dataDir, LOG_LEVEL: 'warn' }, encoding: 'utf8' },
+  );
+  assert.equal(run.status, 0, run.stdout);
+  // Without the terminal's escape sequences (ESC [ ... letter, ESC 7, ESC 8).
+  const escape = String.fromCharCode(27);
+  const screen = run.stdout.split(new RegExp(`${escape}\\[[0-9;?]*[A-Za-z]|${escape}[78]`)).join('');
+  assert.match(screen, /import \(checking\) \[[^\]]+\] 100% \| 7\/7 messages/);
+  assert.match(screen, /import \(storing\) \[[^\]]+\] 100% \| 7\/7 messages/);
+  assert.doesNotMatch(screen, /\/14 messages/);
+  // The checking bar is finished before the next line is written.
+  assert.match(screen, /100% \| 7\/7 messages \| ETA 0s\s*chatlog: hub 780 created/);
+});
+
 test('a refused import does not create its hub; export into a closed pipe is not an error', () => {
   const bad = path.join(dataDir, 'bad-new.ndjson');
   fs.writeFileSync(bad, '{"lineId":"U1","msg":"x"}\n');

@@ -24,6 +24,7 @@ export interface ImportProgress {
   /** `pass` names what this pass does (`checking`, `storing`; `copying` for a backup). */
   start(total: number, unit: 'bytes' | 'records', pass?: string): void;
   update(done: number): void;
+  /** The pass is over (called after each; once more is harmless). */
   stop(): void;
 }
 
@@ -319,6 +320,8 @@ export async function importFile(
     for await (const _draft of readDrafts(problems)) {
       // Checking only.
     }
+    // The checking pass is over (its bar drawn at 100%) before anything else is said.
+    progress.stop();
     if (problems.count > 0) throw new ImportValidationError(problems.list, problems.count);
     await options.beforeWrite?.();
 
