@@ -215,3 +215,67 @@ test('/docs is made from the document: every operation, every error code, no scr
   );
   assert.ok(html.includes('href="/openapi.json"'));
 });
+
+test('the document declares what the server does: its address, HEAD, the keys as security schemes, Cache-Control on every answer', async () => {
+  const declared = document as unknown as {
+    servers: Array<{ url: string }>;
+    paths: Record<
+      string,
+      Record<string, Operation & { security: unknown; responses: Record<string, Answer> }>
+    >;
+    components: { securitySchemes: Record<string, unknown> };
+  };
+  interface Answer {
+    headers: Record<string, { required?: boolean }>;
+    content?: unknown;
+  }
+  // The address the document was asked at, CHATLOG_PUBLIC_URL when set, never a Host that is not one.
+  assert.deepEqual(
+    declared.servers.map((s) => s.url),
+    [server.url],
+  );
+  const serversOf = async (publicUrl: string | undefined, host: string) => {
+    const { app } = buildApp({
+      store: server.store,
+      secrets: createSecretBox(TEST_SECRET),
+      logger: createLogger('silent'),
+      publicUrl,
+    });
+    const res = await app.inject({ method: 'GET', url: '/openapi.json', headers: { host } });
+    await app.close();
+    return (JSON.parse(res.body) as typeof declared).servers.map((s) => s.url);
+  };
+  assert.deepEqual(await serversOf('https://chatlog.example.org/', 'x.test'), [
+    'https://chatlog.example.org',
+  ]);
+  assert.deepEqual(await serversOf(undefined, 'chat.internal:8080'), ['http://chat.internal:8080']);
+  assert.deepEqual(await serversOf(undefined, 'a.test/"><script>'), ['http://chatlog.example.com']);
+
+  const read = declared.paths['/api/line/{hubId}/messages'];
+  assert.equal(read?.head?.operationId, 'headMessages');
+  assert.deepEqual(Object.keys(read?.head?.responses ?? {}), Object.keys(read?.get?.responses ?? {}));
+  for (const answer of Object.values(read?.head?.responses ?? {})) assert.equal(answer.content, undefined);
+  assert.deepEqual(read?.get?.security, [{ readKey: [] }]);
+  assert.deepEqual(declared.components.securitySchemes.readKey, {
+    type: 'apiKey',
+    in: 'query',
+    name: 'apikey',
+    description:
+      'An API key of scope read, issued for the hub on the account screen or with chatlog key issue.',
+  });
+  assert.deepEqual(declared.paths['/ingest/line/{hubId}/messages']?.post?.security, [{ ingestKey: [] }]);
+  assert.deepEqual(declared.paths['/ingest/line/{hubId}/contacts/{lineId}']?.put?.security, [
+    { ingestKey: [] },
+  ]);
+  assert.match(
+    JSON.stringify(declared.components.securitySchemes.ingestKey),
+    /"type":"http","scheme":"bearer"/,
+  );
+  for (const [path, operations] of Object.entries(declared.paths)) {
+    for (const [method, operation] of Object.entries(operations)) {
+      for (const [status, answer] of Object.entries(operation.responses)) {
+        assert.equal(answer.headers['Cache-Control']?.required, true, `${method} ${path} ${status}`);
+      }
+    }
+  }
+});
