@@ -266,8 +266,8 @@ test('import on a terminal: one bar per pass, its total the messages of the file
   );
   assert.equal(run.status, 0, run.stdout);
   // Without the terminal's escape sequences (ESC [ ... letter, ESC 7, ESC 8).
-  const escape = String.fromCharCode(27);
-  const screen = run.stdout.split(new RegExp(`${escape}\\[[0-9;?]*[A-Za-z]|${escape}[78]`)).join('');
+  const esc = String.fromCharCode(27);
+  const screen = run.stdout.split(new RegExp(`${esc}\\[[0-9;?]*[A-Za-z]|${esc}[78]`)).join('');
   assert.match(screen, /import \(checking\) \[[^\]]+\] 100% \| 7\/7 messages/);
   assert.match(screen, /import \(storing\) \[[^\]]+\] 100% \| 7\/7 messages/);
   assert.doesNotMatch(screen, /\/14 messages/);
