@@ -128,7 +128,7 @@ function operation(schema: FastifySchema, refs: Map<string, string>, method: str
     summary: head ? `${summary} (headers only)` : summary,
     ...(head
       ? {
-          description: `The same checks, status and headers as GET ${'`'}${operationId}${'`'}, with no body.`,
+          description: `The same checks, status and headers as GET (${schema.operationId}), with no body.`,
         }
       : description === undefined
         ? {}

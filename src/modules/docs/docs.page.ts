@@ -83,6 +83,8 @@ function operationSection(method: string, path: string, op: JsonObject, baseUrl:
     `<p>${escapeHtml(text(op.summary))}.</p>`,
   ];
   if (op.description) parts.push(`<p>${escapeHtml(text(op.description))}</p>`);
+  // HEAD is its GET without the body: the GET's section above says the rest.
+  if (method === 'head') return parts.join('\n');
   if (parameters.length) {
     parts.push(
       table(
