@@ -115,6 +115,7 @@ const tooltipOf = (button: Locator) =>
     const box = el.getBoundingClientRect();
     // Chromium resolves an absolutely positioned box's left to pixels, from the button's padding box.
     const left = box.left + el.clientLeft + Number.parseFloat(style.left);
+    const top = box.top + el.clientTop + Number.parseFloat(style.top);
     const width =
       Number.parseFloat(style.width) +
       Number.parseFloat(style.paddingLeft) +
@@ -125,6 +126,8 @@ const tooltipOf = (button: Locator) =>
       name: el.getAttribute('aria-label'),
       left,
       right: left + width,
+      /** A point on the tooltip's drawn text (under its transparent top border). */
+      middle: { x: left + width / 2, y: top + Number.parseFloat(style.borderTopWidth) + 4 },
     };
   });
 
@@ -461,6 +464,8 @@ describe('the account screen in Chromium', () => {
           assert.equal(tip.text, tip.name, 'the tooltip says the accessible name');
           assert.ok(tip.left >= 0 && tip.right <= viewport.width, `on screen: ${tip.left}..${tip.right}`);
           assert.deepEqual(await sidewaysScrolling(page), [], 'no sideways scrolling while it shows');
+          await page.mouse.move(tip.middle.x, tip.middle.y, { steps: 4 });
+          assert.ok((await tooltipOf(icon)).shown, 'the pointer can rest on the tooltip (WCAG 1.4.13)');
         }
         await page.mouse.move(0, 0);
 
