@@ -18,7 +18,7 @@ import { parseTimestamp } from './lib/calendar.js';
 import { AppError, type ErrorCode, notJsonBody } from './lib/errors.js';
 import { JSON_TYPE, NO_STORE } from './lib/http.js';
 import type { Metrics } from './lib/metrics.js';
-import { unavailableResponse, validationErrorToAppError } from './lib/schemas.js';
+import { beforeAnyRouteResponses, unavailableResponse, validationErrorToAppError } from './lib/schemas.js';
 import type { SecretBox } from './lib/secrets.js';
 import { registerAccountRoutes } from './modules/account/account.routes.js';
 import { AccountService } from './modules/account/account.usecases.js';
@@ -129,6 +129,7 @@ const HEALTH_SCHEMA = {
   tags: ['health'],
   response: {
     200: { description: 'Alive.', type: 'object', properties: { status: { const: 'ok' } } },
+    ...beforeAnyRouteResponses,
   },
 } as const;
 
@@ -139,6 +140,7 @@ const READY_SCHEMA = {
   tags: ['health'],
   response: {
     200: { description: 'Ready for traffic.', type: 'object', properties: { status: { const: 'ready' } } },
+    ...beforeAnyRouteResponses,
     503: unavailableResponse,
   },
 } as const;

@@ -59,6 +59,12 @@ export const requestTimeoutResponse = errorResponse(
   ['request_timeout'],
 );
 
+/** Answered by Node's HTTP server on any path, before any route (or key check) is reached. */
+export const beforeAnyRouteResponses = {
+  408: requestTimeoutResponse,
+  431: errorResponse('The request line or headers are over 16 KiB.', ['request_header_too_large']),
+} as const;
+
 export const internalErrorResponse = errorResponse('An unexpected fault, logged on the server.', [
   'internal_error',
 ]);

@@ -30,20 +30,20 @@ const THROUGH_A_PROXY_UNREACHABLE: Record<string, string> = {};
 const unreachable = (operations: string[], status: string, why: string) => {
   for (const operation of operations) THROUGH_A_PROXY_UNREACHABLE[`${operation} ${status}`] = why;
 };
+const HEALTH = ['health', 'headHealth', 'ready', 'headReady'];
 const ALL = ['getMessages', 'headMessages', 'receiveLineWebhook', 'recordMessages', 'linkContact'];
-const READ = ['getMessages', 'headMessages'];
 unreachable(
   ALL,
   '405',
   'a method the document does not list for the path: Prism answers 405 itself (NO_METHOD_MATCHED_ERROR)',
 );
 unreachable(
-  ALL,
+  [...ALL, ...HEALTH],
   '408',
   'Prism reads the whole request before it forwards it, so chatlog never sees a request arrive slowly',
 );
 unreachable(
-  READ,
+  [...ALL, ...HEALTH],
   '431',
   "Prism's own HTTP server (Node, 16 KiB of headers, as chatlog) refuses the request first",
 );
@@ -613,9 +613,13 @@ test('the statuses a proxy cannot reach, asked of chatlog directly, answer as th
   ] as const) {
     await direct(operationId, 405, 'DELETE', url);
   }
-  await direct('getMessages', 431, 'GET', messagesPath(HUB, `apikey=${readKey}`), {
-    'x-large': 'x'.repeat(17 * 1024),
-  });
+  const large = { 'x-large': 'x'.repeat(17 * 1024) };
+  await direct('getMessages', 431, 'GET', messagesPath(HUB, `apikey=${readKey}`), large);
+  await direct('receiveLineWebhook', 431, 'POST', `/webhooks/line/${HUB}`, large);
+  await direct('recordMessages', 431, 'POST', messages, large);
+  await direct('linkContact', 431, 'PUT', contact, large);
+  await direct('health', 431, 'GET', '/healthz', large);
+  await direct('ready', 431, 'GET', '/readyz', large);
 });
 
 test('every documented status of every operation was seen through Prism, or cannot be provoked through a proxy (and why)', () => {

@@ -8,11 +8,11 @@ import type { FastifySchema } from 'fastify';
 import type { FromSchema } from 'json-schema-to-ts';
 import { RFC3339_DATE_TIME_PATTERN } from '../../lib/calendar.js';
 import {
+  beforeAnyRouteResponses,
   errorResponse,
   internalErrorResponse,
   methodNotAllowedResponse,
   rateLimitedResponse,
-  requestTimeoutResponse,
   unavailableResponse,
   varyingOn,
 } from '../../lib/schemas.js';
@@ -181,7 +181,7 @@ export const webhookRouteSchema = {
     404: errorResponse('No hub id in the path (/webhooks/line/).', ['not_found']),
     405: methodNotAllowedResponse('POST'),
     413: errorResponse('Bodies are limited to 1 MiB.', ['payload_too_large']),
-    408: requestTimeoutResponse,
+    ...beforeAnyRouteResponses,
     ...jsonBodyRefusals,
   },
 } as const satisfies FastifySchema;
@@ -232,8 +232,7 @@ export const recordMessagesRouteSchema = {
     }),
     // Answered before any key is looked at.
     405: methodNotAllowedResponse('POST'),
-    // Answered by Node's HTTP server, before any route (and key) is reached.
-    408: requestTimeoutResponse,
+    ...beforeAnyRouteResponses,
   },
 } as const satisfies FastifySchema;
 
@@ -265,7 +264,6 @@ export const linkContactRouteSchema = {
     // Answered before any key is looked at.
     404: errorResponse('No LINE id in the path (/ingest/line/{hubId}/contacts/).', ['not_found']),
     405: methodNotAllowedResponse('PUT'),
-    // Answered by Node's HTTP server, before any route (and key) is reached.
-    408: requestTimeoutResponse,
+    ...beforeAnyRouteResponses,
   },
 } as const satisfies FastifySchema;

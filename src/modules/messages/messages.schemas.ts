@@ -6,11 +6,11 @@
 import type { FastifySchema } from 'fastify';
 import { DAY_PATTERN } from '../../lib/calendar.js';
 import {
+  beforeAnyRouteResponses,
   errorResponse,
   internalErrorResponse,
   methodNotAllowedResponse,
   rateLimitedResponse,
-  requestTimeoutResponse,
   unavailableResponse,
   varyingOn,
 } from '../../lib/schemas.js';
@@ -171,8 +171,6 @@ export const messagesRouteSchema = {
       500: internalErrorResponse,
       503: unavailableResponse,
     }),
-    // Answered by Node's HTTP server, before any route is reached.
-    408: requestTimeoutResponse,
-    431: errorResponse('The request line or headers are too large.', ['request_header_too_large']),
+    ...beforeAnyRouteResponses,
   },
 } as const satisfies FastifySchema;
