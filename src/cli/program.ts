@@ -374,6 +374,13 @@ export function buildProgram(): Command {
     .action(async (options: { serve?: boolean; port?: string; host?: string }) => {
       const overrides = { port: options.port, host: options.host };
       const config = loadConfig(process.env, { ...overrides, dataDir: globals().dataDir });
+      // A demo login with a printed password belongs in a data directory of its own, never in a
+      // shared (production) database.
+      if (config.databaseUrl) {
+        throw new UserError(
+          'the demo fills the embedded SQLite store only (a data directory of its own); unset DATABASE_URL',
+        );
+      }
       const setup = await withRuntime(globals(), prepareDemo, overrides);
       if (!options.serve) {
         process.stdout.write(demoText(setup, publicBaseUrl(config), false));

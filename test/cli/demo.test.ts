@@ -185,3 +185,18 @@ test('PORT is honoured as well, and a second demo run gives a new password and k
     assert.equal(await demo.stop(), 0, 'Ctrl-C (SIGTERM) ends the demo server cleanly');
   }
 });
+
+test('the demo refuses a PostgreSQL store: its printed login belongs in a data directory of its own', () => {
+  const dataDir = tempDir('chatlog-demo-');
+  dirs.push(dataDir);
+  const refused = spawnSync(process.execPath, [BIN, 'demo'], {
+    env: cleanEnv(dataDir, { DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/test' }),
+    encoding: 'utf8',
+  });
+  assert.equal(refused.status, 1);
+  assert.equal(
+    refused.stderr,
+    'chatlog: error: the demo fills the embedded SQLite store only (a data directory of its own); unset DATABASE_URL\n',
+  );
+  assert.equal(refused.stdout, '');
+});
