@@ -32,8 +32,8 @@ export const HOME_PAGE = `<!doctype html>
 export function registerHomeRoutes(app: FastifyInstance): void {
   app.get('/', async (_request, reply) =>
     reply
+      // Cache-Control: private, no-store, as on every answer (set for all in app.ts).
       .headers(PAGE_SECURITY_HEADERS)
-      .header('Cache-Control', 'no-cache')
       .type('text/html; charset=utf-8')
       .send(HOME_PAGE),
   );

@@ -18,6 +18,7 @@ test('GET / is a small page linking /account and /docs, locked down like every p
   assert.match(html, /<a href="\/docs">/);
   assert.match(String(res.headers['content-security-policy']), /default-src 'none'/);
   assert.equal(res.headers['x-frame-options'], 'DENY');
+  assert.equal(res.headers['cache-control'], 'private, no-store');
   // Every link on it leads somewhere that answers.
   for (const [, href] of html.matchAll(/href="([^"]+)"/g)) {
     const linked = await rawRequest(server.url, 'GET', href ?? '');
