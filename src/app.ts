@@ -239,7 +239,14 @@ export function buildApp(deps: AppDeps): App {
     // A number is not a string, and a field chatlog does not know is left alone.
     // A date-time is what chatlog can store: parseTimestamp's reading (seconds and a zone required).
     ajv: {
-      customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false, allowUnionTypes: true },
+      // verbose: an error carries the value it refused, so an impossible day can be named as one.
+      customOptions: {
+        coerceTypes: false,
+        removeAdditional: false,
+        allErrors: false,
+        allowUnionTypes: true,
+        verbose: true,
+      },
       onCreate: (ajv: { addFormat(name: string, validate: (text: string) => boolean): unknown }) =>
         ajv.addFormat('date-time', (text) => parseTimestamp(text) !== undefined),
     },

@@ -7,6 +7,7 @@
 import type { FastifySchemaValidationError } from 'fastify';
 import { RFC3339_DATE_TIME_PATTERN, TIMESTAMP_RULE } from './calendar.js';
 import { AppError, ERROR_CODES, type ErrorCode } from './errors.js';
+import { impossibleDay, notARealDate } from './real-date.js';
 
 declare module 'fastify' {
   interface FastifySchema {
@@ -131,6 +132,14 @@ function describeTypes(type: unknown): string {
   return types.map((t) => TYPE_NAMES[String(t)] ?? String(t)).join(' or ');
 }
 
+/** An impossible day (`2019-02-30T…`) in the words used everywhere; else what a date-time must be. */
+function describeDateTimeError(where: string, error: FastifySchemaValidationError): string {
+  // ajv's verbose errors carry the value refused.
+  const value = (error as { data?: unknown }).data;
+  const day = typeof value === 'string' ? impossibleDay(value) : undefined;
+  return day ? notARealDate(where, day) : `${where}: ${TIMESTAMP_RULE}`;
+}
+
 /** One ajv error as a sentence that names the item and field, e.g. "body[1].msg: must be a string". */
 function describeValidationError(error: FastifySchemaValidationError, dataVar: string): string {
   const where = locate(dataVar, error.instancePath);
@@ -153,11 +162,11 @@ function describeValidationError(error: FastifySchemaValidationError, dataVar: s
       return `${where}: must be ${error.keyword === 'minimum' ? 'at least' : 'at most'} ${String(params.limit)}`;
     case 'format':
       return params.format === 'date-time'
-        ? `${where}: ${TIMESTAMP_RULE}`
+        ? describeDateTimeError(where, error)
         : `${where}: must be a ${String(params.format)}`;
     case 'pattern':
       return params.pattern === RFC3339_DATE_TIME_PATTERN
-        ? `${where}: ${TIMESTAMP_RULE}`
+        ? describeDateTimeError(where, error)
         : `${where}: is not of the expected form`;
     default:
       return `${where}: ${error.message ?? 'is not valid'}`;

@@ -1,6 +1,6 @@
 /**
- * An impossible day is called the same everywhere: the read API, `chatlog export --from/--to` and
- * `chatlog import` all say "<what>: <day> is not a real date".
+ * An impossible day is called the same everywhere: the read API, `chatlog export --from/--to`,
+ * `chatlog import` and the ingest API all say "<what>: <day> is not a real date".
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -14,12 +14,14 @@ const BIN = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 
 const IMPOSSIBLE = ['2024-02-30', '2024-13-01', '2023-02-29', '2024-04-31', '2024-00-10', '2024-01-00'];
 let server: TestServer;
 let key: string;
+let ingestKey: string;
 let dataDir: string;
 
 before(async () => {
   server = await startTestServer();
   await server.hubs.add('4242', {});
   key = (await server.keys.issue('4242', 'read', 'dates')).key;
+  ingestKey = (await server.keys.issue('4242', 'ingest', 'dates')).key;
   dataDir = tempDir('chatlog-dates-');
 });
 after(async () => {
@@ -34,7 +36,7 @@ function chatlog(args: string[]) {
   });
 }
 
-test('the read API, export and import name an impossible day in the same words', async () => {
+test('the read API, export, import and the ingest API name an impossible day in the same words', async () => {
   assert.equal(chatlog(['hub', 'add', '4242']).status, 0);
   for (const day of IMPOSSIBLE) {
     const said: string[] = [];
@@ -58,6 +60,18 @@ test('the read API, export and import name an impossible day in the same words',
     const line = /\n {2}line 1: (createdAt: .*)\n/.exec(imported.stderr)?.[1] ?? imported.stderr;
     assert.equal(line, `createdAt: ${day} is not a real date`);
     said.push(line.slice('createdAt'.length));
+
+    const ingested = await rawRequest(
+      server.url,
+      'POST',
+      '/ingest/line/4242/messages',
+      { authorization: `Bearer ${ingestKey}`, 'content-type': 'application/json' },
+      JSON.stringify([{ lineId: 'U1', msg: 'x', createdAt: `${day}T10:00:00Z` }]),
+    );
+    assert.equal(ingested.status, 400);
+    const refusal = JSON.parse(ingested.body.toString('utf8')).error.message;
+    assert.equal(refusal, `body[0].createdAt: ${day} is not a real date`);
+    said.push(refusal.slice('body[0].createdAt'.length));
     assert.deepEqual(new Set(said), new Set([`: ${day} is not a real date`]));
   }
 });

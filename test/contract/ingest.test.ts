@@ -127,6 +127,10 @@ describe('account-side messages', () => {
       [[{ lineId: 'Ubad', msg: 'ok' }, { msg: 'no line id' }], /\[1\]\.lineId: is required/],
       [
         [{ lineId: 'Ubad', msg: 'ok', createdAt: '2019-02-30T00:00:00Z' }],
+        /^body\[0\]\.createdAt: 2019-02-30 is not a real date$/,
+      ],
+      [
+        [{ lineId: 'Ubad', msg: 'ok', createdAt: '2019-11-03 10:00:00Z' }],
         /\[0\]\.createdAt: must be an RFC 3339 date-time/,
       ],
       [[{ lineId: 'Ubad', msg: 'ok', contentType: '' }], /\[0\]\.contentType: must not be empty/],
