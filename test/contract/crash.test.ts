@@ -153,7 +153,7 @@ test('kill -9 during an import leaves nothing of it behind', async () => {
     let seen = '';
     child.stderr?.on('data', (chunk: Buffer) => {
       seen += chunk.toString();
-      if (seen.includes('import: 80%')) resolve();
+      if (seen.includes('import: storing 80%')) resolve();
     });
     child.once('exit', (code) =>
       reject(new Error(`import ended before it could be killed (${code}): ${seen}`)),
