@@ -21,10 +21,9 @@ import {
 } from '../lib/calendar.js';
 import { describeStartFailure, UserError } from '../lib/errors.js';
 import { impossibleDay, notARealDate } from '../lib/real-date.js';
-import { maskedKey } from '../modules/account/account.pages.js';
 import { requireHubId } from '../modules/hubs/hubs.usecases.js';
 import { importFile } from '../modules/ingest/import.usecases.js';
-import { isWellFormedApiKey, KEY_PREFIX } from '../modules/keys/keys.format.js';
+import { isWellFormedApiKey, KEY_PREFIX, maskedKey } from '../modules/keys/keys.format.js';
 import { KEY_SCOPES, type KeySummary, summarizeKey } from '../modules/keys/keys.usecases.js';
 import { serializeMessages } from '../modules/messages/messages.serializer.js';
 import { SqliteStore } from '../store/sqlite/sqlite.store.js';

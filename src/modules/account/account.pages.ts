@@ -5,17 +5,11 @@
  */
 import { formatTimestamp } from '../../lib/calendar.js';
 import { escapeHtml } from '../../lib/html.js';
+import { maskedKey } from '../keys/keys.format.js';
 import type { KeySummary } from '../keys/keys.usecases.js';
 import type { Language, Words } from './account.i18n.js';
 import { formatLocalMinute } from './account.time.js';
 import type { HubOverview } from './account.usecases.js';
-
-/** A key as the screen shows it: its first characters, then dots (not one per hidden character). */
-export function maskedKey(keyStart: string): string {
-  return `${keyStart}${'•'.repeat(MASK_DOTS)}`;
-}
-
-const MASK_DOTS = 12;
 
 const ICONS = {
   copy: '<svg aria-hidden="true" focusable="false" viewBox="0 0 24 24" width="20" height="20"><rect x="8" y="8" width="12" height="12" rx="2"/><path d="M16 8V6a2 2 0 0 0-2-2H6a2 2 0 0 0-2 2v8a2 2 0 0 0 2 2h2"/></svg>',

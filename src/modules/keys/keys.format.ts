@@ -53,6 +53,16 @@ export function keyStart(key: string): string {
   return key.slice(0, KEY_START_LENGTH);
 }
 
+/**
+ * A key as people are shown it (the account screen, `chatlog key list`): its first characters, then
+ * dots (not one per hidden character).
+ */
+export function maskedKey(start: string): string {
+  return `${start}${'•'.repeat(MASK_DOTS)}`;
+}
+
+const MASK_DOTS = 12;
+
 export function newKeyId(): string {
   return `key_${randomBase62(12)}`;
 }
