@@ -10,11 +10,15 @@ import { parseTimestamp, TIMESTAMP_RULE } from '../../lib/calendar.js';
 import { UserError } from '../../lib/errors.js';
 import { impossibleDay, notARealDate } from '../../lib/real-date.js';
 import type { ImportMessage, ImportOutcome, Store } from '../../store/store.js';
-import { findJsonProblem } from './import.json.js';
 
 const BATCH_SIZE = 1000;
 const MAX_REPORTED_PROBLEMS = 20;
 const MAX_TEXT_LENGTH = 1_000_000;
+
+/** Where a text that JSON.parse refused goes wrong; the scanner is loaded only for such a file. */
+async function findJsonProblem(text: string) {
+  return (await import('./import.json.js')).findJsonProblem(text);
+}
 
 /**
  * The file is read twice, so progress comes in two passes, each from 0 to the same total (the
@@ -156,7 +160,7 @@ async function* ndjsonDrafts(
     try {
       record = JSON.parse(line);
     } catch {
-      const problem = findJsonProblem(line);
+      const problem = await findJsonProblem(line);
       problems.add(
         problem ? `${where}, column ${problem.column}` : where,
         '',
@@ -296,7 +300,7 @@ export async function importFile(
     try {
       document = JSON.parse(text);
     } catch (error) {
-      const problem = findJsonProblem(text);
+      const problem = await findJsonProblem(text);
       throw new UserError(
         problem
           ? `${file} is not valid JSON: line ${problem.line}, column ${problem.column}: ${problem.what}`
