@@ -230,8 +230,7 @@ export function buildProgram(): Command {
     .action(async (hubId: string, options: { json?: boolean }) => {
       await withRuntime(globals(), async ({ hubs, keys }) => {
         await hubs.require(hubId);
-        // Newest first, as the account screen lists them.
-        const list = (await keys.list(hubId)).reverse();
+        const list = await keys.list(hubId);
         if (options.json) {
           const rows = list.map((k) => ({
             id: k.id,

@@ -178,7 +178,7 @@ export class AccountService {
 
   async keysOf(signedIn: SignedIn, hubId: string): Promise<KeySummary[]> {
     this.requireHub(signedIn, hubId);
-    return (await this.deps.keys.list(hubId)).reverse();
+    return this.deps.keys.list(hubId);
   }
 
   /** What the screen shows of a hub besides its keys: the zone of its days and its example's range. */

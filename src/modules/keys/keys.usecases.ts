@@ -95,8 +95,9 @@ export class KeyService {
     await this.store.keys.recordLastUsed(uses);
   }
 
+  /** A hub's keys, newest first: the order the account screen and `chatlog key list` show them in. */
   async list(hubId: string): Promise<KeySummary[]> {
-    return (await this.store.keys.listByHub(hubId)).map(summarizeKey);
+    return (await this.store.keys.listByHub(hubId)).map(summarizeKey).reverse();
   }
 
   async revoke(keyId: string): Promise<void> {
