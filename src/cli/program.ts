@@ -23,7 +23,7 @@ import { describeStartFailure, UserError } from '../lib/errors.js';
 import { impossibleDay, notARealDate } from '../lib/real-date.js';
 import { requireHubId } from '../modules/hubs/hubs.usecases.js';
 import { importFile } from '../modules/ingest/import.usecases.js';
-import { isWellFormedApiKey, KEY_PREFIX, maskedKey } from '../modules/keys/keys.format.js';
+import { KEY_PREFIX, maskedKey } from '../modules/keys/keys.format.js';
 import { KEY_SCOPES, type KeySummary, summarizeKey } from '../modules/keys/keys.usecases.js';
 import { serializeMessages } from '../modules/messages/messages.serializer.js';
 import { SqliteStore } from '../store/sqlite/sqlite.store.js';
@@ -80,9 +80,7 @@ function keyLine(key: KeySummary): string {
  */
 async function findKey(runtime: Runtime, given: string): Promise<KeySummary> {
   if (given.startsWith(KEY_PREFIX)) {
-    const record = isWellFormedApiKey(given)
-      ? await runtime.store.keys.findByHash(runtime.secrets.hashKey(given))
-      : undefined;
+    const record = await runtime.keys.findByKey(given);
     if (!record) {
       throw new UserError(
         `that ${KEY_PREFIX}... key is not one of this store's keys (mistyped, or issued elsewhere); pass the key's id (key_..., the first column of chatlog key list <hubId>)`,

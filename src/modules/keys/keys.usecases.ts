@@ -74,16 +74,25 @@ export class KeyService {
    * length, alphabet or checksum) is refused without touching the store.
    */
   async verify(presented: string): Promise<ApiKeyRecord | undefined> {
+    const record = await this.findByKey(presented);
+    if (!record || record.revokedAt !== null) return undefined;
+    const now = this.clock();
+    if (record.lastUsedAt === null || now - record.lastUsedAt >= LAST_USED_RESOLUTION_MS) {
+      this.pendingUses.set(record.id, now);
+    }
+    return record;
+  }
+
+  /**
+   * The record of a key given in full, revoked or not, or undefined. A malformed key is refused
+   * without touching the store. Not a use of the key (verify is).
+   */
+  async findByKey(presented: string): Promise<ApiKeyRecord | undefined> {
     if (!isWellFormedApiKey(presented)) return undefined;
     const hash = this.secrets.hashKey(presented);
     const record = await this.store.keys.findByHash(hash);
     if (!record || record.keyHash.length !== hash.length || !timingSafeEqual(record.keyHash, hash)) {
       return undefined;
-    }
-    if (record.revokedAt !== null) return undefined;
-    const now = this.clock();
-    if (record.lastUsedAt === null || now - record.lastUsedAt >= LAST_USED_RESOLUTION_MS) {
-      this.pendingUses.set(record.id, now);
     }
     return record;
   }
