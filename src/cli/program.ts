@@ -20,7 +20,7 @@ import {
   TIME_ZONE_RULE,
 } from '../lib/calendar.js';
 import { describeStartFailure, UserError } from '../lib/errors.js';
-import { impossibleDay, notARealDate } from '../lib/real-date.js';
+import { badDayMessage } from '../lib/real-date.js';
 import { requireHubId } from '../modules/hubs/hubs.usecases.js';
 import { importFile } from '../modules/ingest/import.usecases.js';
 import { KEY_PREFIX, maskedKey } from '../modules/keys/keys.format.js';
@@ -46,10 +46,8 @@ function positiveInteger(value: string): number {
 function optionDay(option: string, text: string | undefined): CalendarDay | undefined {
   if (text === undefined) return undefined;
   const day = parseCalendarDay(text);
-  if (day) return day;
-  if (text.length === 10 && impossibleDay(text) !== undefined)
-    throw new UserError(notARealDate(option, text));
-  throw new UserError(`${option} must be a date in the form YYYY-MM-DD`);
+  if (!day) throw new UserError(badDayMessage(option, text));
+  return day;
 }
 
 function packageVersion(): string {

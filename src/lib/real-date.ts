@@ -19,3 +19,13 @@ export function impossibleDay(text: string): string | undefined {
 export function notARealDate(subject: string, day: string): string {
   return `${subject}: ${day} is not a real date`;
 }
+
+/**
+ * What a `from`/`to` day that parseCalendarDay refused is told (the read API, `chatlog export`): that
+ * it is not a real date when it has the form, else the form.
+ */
+export function badDayMessage(subject: string, text: string): string {
+  return text.length === 10 && impossibleDay(text) !== undefined
+    ? notARealDate(subject, text)
+    : `${subject} must be a date in the form YYYY-MM-DD`;
+}

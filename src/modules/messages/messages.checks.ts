@@ -12,7 +12,7 @@ import {
   TIME_ZONE_RULE,
 } from '../../lib/calendar.js';
 import { AppError } from '../../lib/errors.js';
-import { impossibleDay, notARealDate } from '../../lib/real-date.js';
+import { badDayMessage } from '../../lib/real-date.js';
 import type { ApiKeyRecord, Hub, RateLimit } from '../../store/store.js';
 import { isValidHubId } from '../hubs/hubs.usecases.js';
 
@@ -124,11 +124,7 @@ export async function checkMessagesRequest(
     const text = params.get(name);
     if (text === null) return undefined;
     const day = parseCalendarDay(text);
-    if (!day) {
-      const impossible = text.length === 10 && impossibleDay(text) !== undefined;
-      const message = impossible ? notARealDate(name, text) : `${name} must be a date in the form YYYY-MM-DD`;
-      throw await fail(400, 'invalid_date', message);
-    }
+    if (!day) throw await fail(400, 'invalid_date', badDayMessage(name, text));
     return day;
   };
   const from = await readDay('from');
