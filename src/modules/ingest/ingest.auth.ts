@@ -3,7 +3,7 @@ import { AppError } from '../../lib/errors.js';
 import type { ApiKeyRecord } from '../../store/store.js';
 import { isValidHubId } from '../hubs/hubs.usecases.js';
 import type { RateLimiter } from '../keys/keys.ratelimit.js';
-import type { KeyService } from '../keys/keys.usecases.js';
+import { type KeyService, otherScopeMessage } from '../keys/keys.usecases.js';
 
 const CHALLENGE = { 'WWW-Authenticate': 'Bearer realm="chatlog"' };
 
@@ -23,19 +23,19 @@ export async function authenticateIngest(
   }
   const match = /^Bearer +(\S+) *$/i.exec(authorization);
   const key = match?.[1] ? await keys.verify(match[1]) : undefined;
-  if (key && key.scope !== 'ingest') {
-    throw new AppError(
-      'invalid_api_key',
-      401,
-      `this API key is of scope ${key.scope}, which cannot record messages; use a key of scope ingest`,
-      CHALLENGE,
-    );
-  }
   if (!key) {
     throw new AppError(
       'invalid_api_key',
       401,
       'the ingest key is not valid (mistyped, unknown or revoked)',
+      CHALLENGE,
+    );
+  }
+  if (key.scope !== 'ingest') {
+    throw new AppError(
+      'invalid_api_key',
+      401,
+      otherScopeMessage(key.scope, 'record messages', 'ingest'),
       CHALLENGE,
     );
   }

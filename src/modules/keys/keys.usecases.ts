@@ -38,6 +38,14 @@ export function summarizeKey(record: ApiKeyRecord): KeySummary {
   };
 }
 
+/**
+ * What a good key of the wrong scope is told: still invalid_api_key (CONTRACT §1 row 2), but its
+ * holder learns why (a right key at the wrong door). `toDo`: what the endpoint does.
+ */
+export function otherScopeMessage(scope: KeyScope, toDo: string, needed: KeyScope): string {
+  return `this API key is of scope ${scope}, which cannot ${toDo}; use a key of scope ${needed}`;
+}
+
 export class KeyService {
   /** Uses waiting to be written: key id → last use (ms). Written in one batch by flushLastUsed(). */
   private readonly pendingUses = new Map<string, number>();

@@ -15,6 +15,7 @@ import { AppError } from '../../lib/errors.js';
 import { badDayMessage } from '../../lib/real-date.js';
 import type { ApiKeyRecord, Hub, RateLimit } from '../../store/store.js';
 import { isValidHubId } from '../hubs/hubs.usecases.js';
+import { otherScopeMessage } from '../keys/keys.usecases.js';
 
 /** The codes of those checks in their order (the OpenAPI document and /docs show it). */
 export const MESSAGES_CHECK_ORDER = [
@@ -89,15 +90,10 @@ export async function checkMessagesRequest(
     refuse(401, 'invalid_api_key', 'the API key is not valid (mistyped, unknown or revoked)');
   if (apikeys.length > 1) throw invalidKey();
   const key = await deps.verifyKey(apikeys[0] ?? '');
-  if (key && key.scope !== 'read') {
-    // Still invalid_api_key (CONTRACT §1 row 2), but its holder is told why: a right key, wrong door.
-    throw refuse(
-      401,
-      'invalid_api_key',
-      `this API key is of scope ${key.scope}, which cannot read messages; use a key of scope read`,
-    );
-  }
   if (!key) throw invalidKey();
+  if (key.scope !== 'read') {
+    throw refuse(401, 'invalid_api_key', otherScopeMessage(key.scope, 'read messages', 'read'));
+  }
 
   // From here on the key is known: a limited key's answers all carry its rate-limit fields.
   const limit = key.rateLimit;
