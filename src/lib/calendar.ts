@@ -234,7 +234,7 @@ export function dayRangeInZone(
  * digits, a numeric offset always `±HH:MM`. A space for the `T`, an offset without its colon or a
  * missing seconds field are ISO 8601 forms that RFC 3339 refuses, and so does chatlog.
  */
-export const RFC3339_DATE_TIME =
+const RFC3339_DATE_TIME =
   /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:[Zz]|([+-])(\d{2}):(\d{2}))$/;
 
 /**
@@ -276,9 +276,8 @@ export function parseTimestamp(text: string): number | undefined {
   let ms: number;
   if (second === 60) {
     const utcMinuteStart = utcMillis(day.year, day.month, day.day, hour, minute) - offsetMs;
-    if (new Date(utcMinuteStart).getUTCHours() !== 23 || new Date(utcMinuteStart).getUTCMinutes() !== 59) {
-      return undefined;
-    }
+    const inUtc = new Date(utcMinuteStart);
+    if (inUtc.getUTCHours() !== 23 || inUtc.getUTCMinutes() !== 59) return undefined;
     ms = utcMinuteStart + 59_999;
   } else {
     const millis = fraction === undefined ? 0 : Number(fraction.slice(0, 3).padEnd(3, '0'));
