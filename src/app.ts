@@ -373,7 +373,7 @@ export function buildApp(deps: AppDeps): App {
         }
       }
       const { contentType, body } = await metrics.render();
-      return reply.header('Cache-Control', 'no-store').type(contentType).send(body);
+      return reply.type(contentType).send(body);
     });
   }
   app.setErrorHandler((error, _request, reply) => handleError(error, reply));

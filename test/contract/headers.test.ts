@@ -119,6 +119,15 @@ const cases = (): Case[] => [
   ['webhook 200', 'POST', `/webhooks/line/${HUB}`, signed(SECRET, event), event, 200, undefined],
   ['webhook 401', 'POST', `/webhooks/line/${HUB}`, json, event, 401, undefined],
   ['unknown path 404', 'GET', '/api/nothing', {}, undefined, 404, undefined],
+  [
+    'account page 403 (a sign-in without the form token)',
+    'POST',
+    '/account/sign-in',
+    { 'content-type': 'application/x-www-form-urlencoded' },
+    'email=a%40example.com&password=b',
+    403,
+    undefined,
+  ],
   ['healthz', 'GET', '/healthz', {}, undefined, 200, undefined],
   ['readyz', 'GET', '/readyz', {}, undefined, 200, undefined],
 ];

@@ -11,7 +11,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { parseCookies, serializeCookie } from '../../lib/cookies.js';
 import { AppError } from '../../lib/errors.js';
 import { PAGE_SECURITY_HEADERS } from '../../lib/html.js';
-import { JSON_TYPE, NO_STORE } from '../../lib/http.js';
+import { JSON_TYPE } from '../../lib/http.js';
 import { type Language, pickLanguage, WORDS, type Words } from './account.i18n.js';
 import { confirmRevokePage, keysPage, messagePage, signInPage } from './account.pages.js';
 import { type AccountService, SESSION_TTL_MS, type SignedIn } from './account.usecases.js';
@@ -79,8 +79,8 @@ export function registerAccountRoutes(app: FastifyInstance, deps: AccountRouteDe
       (_request, body, done) => done(null, new URLSearchParams(body as string)),
     );
     scope.addHook('onSend', async (_request, reply, payload) => {
+      // Cache-Control: private, no-store comes with every answer (app.ts); the assets say otherwise.
       reply.headers(PAGE_SECURITY_HEADERS);
-      if (!reply.hasHeader('Cache-Control')) reply.header('Cache-Control', NO_STORE);
       return payload;
     });
 
