@@ -9,6 +9,8 @@ export interface CalendarDay {
   readonly day: number;
 }
 
+const DAY_MS = 86_400_000;
+
 export const DAY_PATTERN = /^(\d{4})-(\d{2})-(\d{2})$/;
 
 export function isLeapYear(year: number): boolean {
@@ -43,6 +45,12 @@ export function nextDay(day: CalendarDay): CalendarDay {
   if (day.day < daysInMonth(day.year, day.month)) return { ...day, day: day.day + 1 };
   if (day.month < 12) return { year: day.year, month: day.month + 1, day: 1 };
   return { year: day.year + 1, month: 1, day: 1 };
+}
+
+/** The calendar day `count` days before `day` (plain calendar arithmetic, no zone involved). */
+export function daysBefore(day: CalendarDay, count: number): CalendarDay {
+  const shifted = new Date(utcMillis(day.year, day.month, day.day) - count * DAY_MS);
+  return { year: shifted.getUTCFullYear(), month: shifted.getUTCMonth() + 1, day: shifted.getUTCDate() };
 }
 
 /** Epoch ms of a UTC wall-clock time; safe for years 0-99, unlike Date.UTC. */
@@ -287,7 +295,6 @@ export function parseTimestamp(text: string): number | undefined {
   return ms;
 }
 
-const DAY_MS = 86_400_000;
 const TWO_DIGITS = Array.from({ length: 60 }, (_, i) => String(i).padStart(2, '0'));
 const THREE_DIGITS = Array.from({ length: 1000 }, (_, i) => String(i).padStart(3, '0'));
 /** `YYYY-MM-DDT` of recent days (an export walks each contact's days, over and over). */

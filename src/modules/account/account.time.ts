@@ -2,15 +2,8 @@
  * Times and days as the account screen shows them: in the hub's own IANA time zone (the zone the
  * API reads `from` and `to` in), never the server's zone and never silently UTC.
  */
-import {
-  type CalendarDay,
-  formatCalendarDay,
-  localDayAt,
-  localTimeAt,
-  utcMillis,
-} from '../../lib/calendar.js';
+import { daysBefore, formatCalendarDay, localDayAt, localTimeAt } from '../../lib/calendar.js';
 
-const DAY_MS = 86_400_000;
 /** The example's range: a week, so that it holds more than the newest message's own day. */
 const EXAMPLE_DAYS = 7;
 
@@ -20,12 +13,6 @@ const two = (n: number) => String(n).padStart(2, '0');
 export function formatLocalMinute(epochMs: number, timeZone: string): string {
   const t = localTimeAt(epochMs, timeZone);
   return `${formatCalendarDay(t)} ${two(t.hour)}:${two(t.minute)}`;
-}
-
-/** The calendar day `count` days before `day` (plain calendar arithmetic, no zone involved). */
-export function daysBefore(day: CalendarDay, count: number): CalendarDay {
-  const shifted = new Date(utcMillis(day.year, day.month, day.day) - count * DAY_MS);
-  return { year: shifted.getUTCFullYear(), month: shifted.getUTCMonth() + 1, day: shifted.getUTCDate() };
 }
 
 export interface DayRange {

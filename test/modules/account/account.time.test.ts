@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { dayRangeInZone, parseCalendarDay } from '../../../src/lib/calendar.js';
-import { daysBefore, exampleDays, formatLocalMinute } from '../../../src/modules/account/account.time.js';
+import { dayRangeInZone, daysBefore, parseCalendarDay } from '../../../src/lib/calendar.js';
+import { exampleDays, formatLocalMinute } from '../../../src/modules/account/account.time.js';
 
 const ZONES = [
   'UTC',
