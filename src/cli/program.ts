@@ -28,7 +28,6 @@ import { KEY_SCOPES, type KeySummary, summarizeKey } from '../modules/keys/keys.
 import { serializeMessages } from '../modules/messages/messages.serializer.js';
 import { SqliteStore } from '../store/sqlite/sqlite.store.js';
 import type { KeyScope } from '../store/store.js';
-import { demoText, prepareDemo } from './demo.js';
 import { askNewPassword, readAllStdin } from './password.js';
 import { type GlobalOptions, type Runtime, withRuntime } from './runtime.js';
 
@@ -375,6 +374,8 @@ export function buildProgram(): Command {
           'the demo fills the embedded SQLite store only (a data directory of its own); unset DATABASE_URL',
         );
       }
+      // Loaded here: the demo's conversations are not needed by the other commands.
+      const { demoText, prepareDemo } = await import('./demo.js');
       const setup = await withRuntime(globals(), prepareDemo, overrides);
       if (!options.serve) {
         process.stdout.write(demoText(setup, publicBaseUrl(config), false));
