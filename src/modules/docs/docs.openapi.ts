@@ -183,8 +183,9 @@ export function openApiDocument(routes: readonly DocumentedRoute[], serverUrl: s
       description:
         'The LINE chat messages of HubSpot portals ("hubs"), served back through one read-only JSON API. ' +
         'Every error is {"error":{"code","message"}}; the code is stable, the message is for people. ' +
-        'Every answer carries Cache-Control: private, no-store. Any path or method not in this document ' +
-        'answers 404 not_found (405 method_not_allowed, with Allow, on a path of this document).',
+        'Every answer carries Cache-Control: private, no-store. Any other path under /api, /ingest or ' +
+        '/webhooks answers 404 not_found; a method a path of this document does not take, 405 ' +
+        'method_not_allowed with Allow. (The server also has pages: /, /account and /docs.)',
     },
     servers: [{ url: serverUrl, description: 'This chatlog server.' }],
     tags: TAGS,
