@@ -1,6 +1,6 @@
 /** POST /webhooks/line/:hubId (LINE) and the ingest API (/ingest/line/:hubId/...). */
 import type { FastifyInstance } from 'fastify';
-import { AppError, notJsonBody } from '../../lib/errors.js';
+import { AppError } from '../../lib/errors.js';
 import { JSON_TYPE } from '../../lib/http.js';
 import { checkedByHandler } from '../../lib/schemas.js';
 import type { RateLimiter } from '../keys/keys.ratelimit.js';
@@ -70,15 +70,10 @@ export function registerIngestRoutes(app: FastifyInstance, deps: IngestRouteDeps
   });
 
   void app.register(async (scope) => {
-    // JSON and nothing else: Fastify would otherwise read text/plain as a string (then refused as
-    // "not an array", a 400) and other types as a 415 that does not say what to send.
-    scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser(
-      'application/json',
-      { parseAs: 'string' },
-      scope.getDefaultJsonParser('error', 'error'),
-    );
-    scope.addContentTypeParser('*', (_request, _payload, done) => done(notJsonBody(), undefined));
+    // JSON and nothing else: Fastify would read text/plain as a string (then refused as "not an
+    // array", a 400). Without its parser, any type but JSON is Fastify's own 415, which app.ts
+    // answers as every JSON endpoint's notJsonBody().
+    scope.removeContentTypeParser('text/plain');
     // Authenticate from the headers before any body is read.
     scope.addHook('onRequest', async (request, reply) => {
       // The answer depends on the key sent.
