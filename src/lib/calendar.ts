@@ -257,6 +257,15 @@ export const RFC3339_DATE_TIME_PATTERN =
 export const MIN_TIMESTAMP_MS = utcMillis(0, 1, 1);
 export const MAX_TIMESTAMP_MS = utcMillis(9999, 12, 31, 23, 59, 59) + 999;
 
+/** An instant chatlog can store and write in its 24 characters: whole ms, years 0000 to 9999 UTC. */
+export function isStorableInstant(value: unknown): value is number {
+  return (
+    Number.isSafeInteger(value) &&
+    (value as number) >= MIN_TIMESTAMP_MS &&
+    (value as number) <= MAX_TIMESTAMP_MS
+  );
+}
+
 /** What a refused timestamp is told, on the ingest API and in `chatlog import` alike. */
 export const TIMESTAMP_RULE =
   'must be an RFC 3339 date-time from 0000-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z, such as 2019-11-03T10:15:00.000Z';
@@ -291,8 +300,7 @@ export function parseTimestamp(text: string): number | undefined {
     const millis = fraction === undefined ? 0 : Number(fraction.slice(0, 3).padEnd(3, '0'));
     ms = utcMillis(day.year, day.month, day.day, hour, minute, second) + millis - offsetMs;
   }
-  if (ms < MIN_TIMESTAMP_MS || ms > MAX_TIMESTAMP_MS) return undefined;
-  return ms;
+  return isStorableInstant(ms) ? ms : undefined;
 }
 
 const TWO_DIGITS = Array.from({ length: 60 }, (_, i) => String(i).padStart(2, '0'));
@@ -307,7 +315,7 @@ const DAY_PREFIXES_KEPT = 4096;
  * because an export formats millions of them.
  */
 export function formatTimestamp(epochMs: number): string {
-  if (!Number.isSafeInteger(epochMs) || epochMs < MIN_TIMESTAMP_MS || epochMs > MAX_TIMESTAMP_MS) {
+  if (!isStorableInstant(epochMs)) {
     return new Date(epochMs).toISOString();
   }
   const day = Math.floor(epochMs / DAY_MS);

@@ -4,7 +4,7 @@
  * a message type chatlog does not know yet is kept with its type name, never dropped.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS } from '../../lib/calendar.js';
+import { isStorableInstant } from '../../lib/calendar.js';
 import type { IngestOperation, SourceKind } from '../../store/store.js';
 
 /** HMAC-SHA256 */
@@ -150,13 +150,7 @@ export function translateWebhook(body: unknown, now: number): WebhookTranslation
     if (typeof event.type !== 'string')
       throw new InvalidWebhookBody(`events[${index}].type must be a string`);
     // A timestamp outside what createdAt can show (years 0000-9999) is replaced by the arrival time.
-    const at =
-      typeof event.timestamp === 'number' &&
-      Number.isSafeInteger(event.timestamp) &&
-      event.timestamp >= MIN_TIMESTAMP_MS &&
-      event.timestamp <= MAX_TIMESTAMP_MS
-        ? event.timestamp
-        : now;
+    const at = isStorableInstant(event.timestamp) ? event.timestamp : now;
     const source = readSource(event.source);
     switch (event.type) {
       case 'message': {
