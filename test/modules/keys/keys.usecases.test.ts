@@ -58,3 +58,28 @@ test('last use is recorded in batches, not per request', async () => {
   await t.keys.flushLastUsed();
   assert.ok(((await t.store.keys.findById(summary.id))?.lastUsedAt ?? 0) > 0);
 });
+
+test('findByKey finds a key given in full, revoked or not, and is not a use of it', async () => {
+  const { key, summary } = await t.keys.issue('100', 'ingest', 'pasted');
+  assert.equal((await t.keys.findByKey(key))?.id, summary.id);
+  await t.keys.flushLastUsed();
+  assert.equal((await t.store.keys.findById(summary.id))?.lastUsedAt, null, 'not recorded as a use');
+  await t.keys.revoke(summary.id);
+  assert.ok((await t.keys.findByKey(key))?.revokedAt, 'a revoked key is still found (to say so)');
+  const typo = `${key.slice(0, -1)}${key.endsWith('0') ? '1' : '0'}`;
+  assert.equal(await t.keys.findByKey(typo), undefined);
+});
+
+test('list: newest first, as the account screen and chatlog key list show keys', async () => {
+  await t.hubs.add('101', {});
+  const ids = [];
+  for (const label of ['first', 'second', 'third']) {
+    ids.push((await t.keys.issue('101', 'read', label)).summary.id);
+    // Keys made in the same millisecond have no order of their own.
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+  assert.deepEqual(
+    (await t.keys.list('101')).map((k) => k.id),
+    ids.reverse(),
+  );
+});
