@@ -344,84 +344,31 @@ test('the ingest API through Prism: 200, 401, 403, 413, 429', async () => {
     { lineId: LINE_ID, msg: 'null is absent', contentType: null, sender: null, id: null, createdAt: null },
     { lineId: LINE_ID, msg: 'leap', createdAt: '2016-12-31T23:59:60Z' },
   ]);
-  const stored = await through(
-    'recordMessages',
-    200,
-    'POST',
-    `/ingest/line/${HUB}/messages`,
-    bearer(ingestKey),
-    messages,
-  );
+  const record = (status: number, key: string, payload = '[]') =>
+    through('recordMessages', status, 'POST', `/ingest/line/${HUB}/messages`, bearer(key), payload);
+  const stored = await record(200, ingestKey, messages);
   assert.deepEqual(JSON.parse(stored.body.toString()), { stored: 5, duplicates: 0 });
-  const again = await through(
-    'recordMessages',
-    200,
-    'POST',
-    `/ingest/line/${HUB}/messages`,
-    bearer(ingestKey),
-    messages,
-  );
+  const again = await record(200, ingestKey, messages);
   assert.deepEqual(JSON.parse(again.body.toString()), { stored: 3, duplicates: 2 });
-  await through('recordMessages', 200, 'POST', `/ingest/line/${HUB}/messages`, bearer(ingestKey), '[]');
-  await through(
-    'recordMessages',
-    401,
-    'POST',
-    `/ingest/line/${HUB}/messages`,
-    bearer('chl_0000000000000000000000000000'),
-    '[]',
-  );
-  await through('recordMessages', 401, 'POST', `/ingest/line/${HUB}/messages`, bearer(readKey), '[]');
-  await through(
-    'recordMessages',
-    403,
-    'POST',
-    `/ingest/line/${HUB}/messages`,
-    bearer(otherHubIngestKey),
-    '[]',
-  );
-  await through(
-    'recordMessages',
-    200,
-    'POST',
-    `/ingest/line/${HUB}/messages`,
-    bearer(limitedIngestKey),
-    '[]',
-  );
-  await through(
-    'recordMessages',
-    429,
-    'POST',
-    `/ingest/line/${HUB}/messages`,
-    bearer(limitedIngestKey),
-    '[]',
-  );
+  await record(200, ingestKey);
+  await record(401, 'chl_0000000000000000000000000000');
+  await record(401, readKey);
+  await record(403, otherHubIngestKey);
+  await record(200, limitedIngestKey);
+  await record(429, limitedIngestKey);
 
-  const contact = `/ingest/line/${HUB}/contacts/${LINE_ID}`;
-  const linked = await through(
-    'linkContact',
-    200,
-    'PUT',
-    contact,
-    bearer(ingestKey),
-    '{"vid":"101","name":"shinobu"}',
-  );
+  const link = (status: number, key: string, payload: string) =>
+    through('linkContact', status, 'PUT', `/ingest/line/${HUB}/contacts/${LINE_ID}`, bearer(key), payload);
+  const linked = await link(200, ingestKey, '{"vid":"101","name":"shinobu"}');
   assert.deepEqual(JSON.parse(linked.body.toString()), { lineId: LINE_ID, vid: '101', name: 'shinobu' });
-  await through('linkContact', 200, 'PUT', contact, bearer(ingestKey), '{"vid":101}');
-  await through('linkContact', 200, 'PUT', contact, bearer(ingestKey), '{}');
-  await through('linkContact', 401, 'PUT', contact, bearer('chl_0000000000000000000000000000'), '{}');
-  await through('linkContact', 401, 'PUT', contact, bearer(readKey), '{}');
-  await through('linkContact', 403, 'PUT', contact, bearer(otherHubIngestKey), '{}');
+  await link(200, ingestKey, '{"vid":101}');
+  await link(200, ingestKey, '{}');
+  await link(401, 'chl_0000000000000000000000000000', '{}');
+  await link(401, readKey, '{}');
+  await link(403, otherHubIngestKey, '{}');
   // Fields the schema does not name are allowed (and ignored): a large one reaches the body limit.
-  await through(
-    'linkContact',
-    413,
-    'PUT',
-    contact,
-    bearer(ingestKey),
-    JSON.stringify({ note: 'x'.repeat(1024 * 1024) }),
-  );
-  await through('linkContact', 429, 'PUT', contact, bearer(limitedIngestKey), '{}');
+  await link(413, ingestKey, JSON.stringify({ note: 'x'.repeat(1024 * 1024) }));
+  await link(429, limitedIngestKey, '{}');
 });
 
 test('the read API through Prism (GET; HEAD alike): 200, 304, 400, 401, 403, 429', async () => {
