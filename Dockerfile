@@ -3,12 +3,10 @@
 #   docker run -p 3000:3000 -v chatlog-data:/data -e CHATLOG_SECRET=... chatlog
 FROM node:22-bookworm-slim AS build
 WORKDIR /app
-# better-sqlite3 is compiled from source (no prebuilt binary is downloaded).
-RUN apt-get update \
-  && apt-get install -y --no-install-recommends python3 make g++ \
-  && rm -rf /var/lib/apt/lists/*
+# Node 22 runs better-sqlite3 13, whose addon is prebuilt inside its npm package: no compiler, no
+# install script. The optional better-sqlite3 12 (compiled, for Node 20 only) is left out.
 COPY package.json package-lock.json ./
-RUN npm ci --ignore-scripts --no-audit --no-fund && npm rebuild better-sqlite3
+RUN npm ci --ignore-scripts --omit=optional --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npm run build && npm prune --omit=dev

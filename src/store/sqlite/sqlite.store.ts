@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { UserError } from '../../lib/errors.js';
 import { type HubRow, KEY_COLUMNS, type KeyRow, keyRowValues, toHub, toKey } from '../rows.js';
 import type {
@@ -24,6 +24,7 @@ import type {
   SessionRecord,
   Store,
 } from '../store.js';
+import { openDatabase } from './sqlite.driver.js';
 import { LATEST_SQLITE_VERSION, SQLITE_MIGRATIONS } from './sqlite.migrations.js';
 
 type Db = Database.Database;
@@ -117,7 +118,7 @@ export class SqliteStore implements Store {
     this.file = path.join(options.dataDir, 'chatlog.db');
     // Created private: SQLite gives the -wal and -shm files the same mode.
     if (!fs.existsSync(this.file)) fs.closeSync(fs.openSync(this.file, 'a', 0o600));
-    this.db = new Database(this.file);
+    this.db = openDatabase(this.file);
     this.db.pragma('journal_mode = WAL');
     // FULL: a committed transaction survives a power cut, not only a crash of the process.
     this.db.pragma('synchronous = FULL');
@@ -291,7 +292,7 @@ export class SqliteStore implements Store {
     }
     let reader = this.idleReaders.pop();
     if (!reader) {
-      const db = new Database(this.file, { fileMustExist: true });
+      const db = openDatabase(this.file, { fileMustExist: true });
       db.pragma('query_only = ON');
       db.pragma('busy_timeout = 10000');
       const stream = db.prepare<[string, number, number], StreamTuple>(STREAM_SQL).raw(true);
