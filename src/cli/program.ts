@@ -80,7 +80,7 @@ async function findKey(runtime: Runtime, given: string): Promise<KeySummary> {
     const record = await runtime.keys.findByKey(given);
     if (!record) {
       throw new UserError(
-        `that ${KEY_PREFIX}... key is not one of this store's keys (mistyped, or issued elsewhere); pass the key's id (key_..., the first column of chatlog key list <hubId>)`,
+        `that ${KEY_PREFIX}... key is not one of this store's keys (mistyped, or issued elsewhere); pass the key's id (key_..., the first column of ./bin/chatlog key list <hubId>)`,
       );
     }
     return summarizeKey(record);
@@ -88,12 +88,12 @@ async function findKey(runtime: Runtime, given: string): Promise<KeySummary> {
   if (!/^key_[0-9A-Za-z]{1,64}$/.test(given)) {
     // Not echoed: it may be a secret pasted into the wrong place.
     throw new UserError(
-      "pass the key's id (key_..., the first column of chatlog key list <hubId>) or the key itself (chl_...)",
+      "pass the key's id (key_..., the first column of ./bin/chatlog key list <hubId>) or the key itself (chl_...)",
     );
   }
   const record = await runtime.store.keys.findById(given);
   if (!record) {
-    throw new UserError(`no key has the id ${given}; chatlog key list <hubId> lists a hub's keys`);
+    throw new UserError(`no key has the id ${given}; ./bin/chatlog key list <hubId> lists a hub's keys`);
   }
   return summarizeKey(record);
 }
