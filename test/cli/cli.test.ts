@@ -178,7 +178,7 @@ test('key revoke given the key itself revokes it, and never prints the key back'
     const refused = chatlog(['key', 'revoke', given]);
     assertUserError(
       refused,
-      /pass the key's id \(key_\.\.\., the first column of \./bin/chatlog key list <hubId>\)/,
+      /pass the key's id \(key_\.\.\., the first column of \.\/bin\/chatlog key list <hubId>\)/,
     );
     if (given !== '') assert.ok(!(refused.stderr + refused.stdout).includes(given), given);
   }
