@@ -3,7 +3,12 @@
  * messages over two years with a daily rhythm in Asia/Tokyo: busier evenings, quieter nights),
  * Japanese and English text of varied length with emoji and line breaks, about 5% stickers and 3%
  * images; plus 1,000 small hubs of 50 to 500 messages. Loaded through the store's own bulk path.
+ *
+ * And the export hub of bench/export-rss.ts: N messages over 2,000 contacts, longer texts (20 to
+ * 300 code points) with the characters JSON must escape. Its own corpus, kept as it was measured
+ * with, so that its figures stay comparable with the earlier runs; both use the same PRNG.
  */
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { ImportMessage, Store } from '../src/store/store.js';
 
 export const LARGE_HUB = '900000';
@@ -25,8 +30,10 @@ export const FULL_SIZE: DatasetSize = {
   seed: 20261122,
 };
 
+export type Random = () => number;
+
 /** mulberry32: small, fast, deterministic. */
-export function prng(seed: number): () => number {
+export function prng(seed: number): Random {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
@@ -70,11 +77,13 @@ const NAMES = ['しのぶ', '田中 花子', 'Ken', '佐藤', 'Aiko', 'Yuki 🌸
 const HOUR_WEIGHTS = [2, 1, 1, 1, 1, 1, 2, 4, 6, 7, 7, 8, 10, 9, 7, 7, 8, 9, 11, 13, 14, 13, 9, 5];
 const HOUR_TOTAL = HOUR_WEIGHTS.reduce((a, b) => a + b, 0);
 
-function pick<T>(random: () => number, items: readonly T[]): T {
-  return items[Math.floor(random() * items.length)] as T;
+function pick<T>(random: Random, items: readonly T[]): T {
+  const item = items[Math.floor(random() * items.length)];
+  if (item === undefined) throw new Error('pick from an empty list');
+  return item;
 }
 
-function text(random: () => number): string {
+function text(random: Random): string {
   const parts: string[] = [];
   const count = 1 + Math.floor(random() * random() * 8);
   for (let i = 0; i < count; i++) {
@@ -85,7 +94,7 @@ function text(random: () => number): string {
   return parts.join(random() < 0.5 ? '' : ' ');
 }
 
-function hourOfDay(random: () => number): number {
+function hourOfDay(random: Random): number {
   let x = random() * HOUR_TOTAL;
   for (let h = 0; h < 24; h++) {
     x -= HOUR_WEIGHTS[h] ?? 0;
@@ -100,7 +109,7 @@ interface Contact {
   name: string;
 }
 
-function contacts(random: () => number, count: number, prefix: string): Contact[] {
+function contacts(random: Random, count: number, prefix: string): Contact[] {
   return Array.from({ length: count }, (_, i) => ({
     lineId: `U${prefix}${i.toString(16).padStart(31 - prefix.length, '0')}`,
     vid: random() < 0.7 ? String(100 + i) : '',
@@ -108,7 +117,7 @@ function contacts(random: () => number, count: number, prefix: string): Contact[
   }));
 }
 
-function message(random: () => number, contact: Contact, createdAt: number, sourceId: string): ImportMessage {
+function message(random: Random, contact: Contact, createdAt: number, sourceId: string): ImportMessage {
   const kind = random();
   const fromFriend = random() < 0.55;
   let msg: string;
@@ -202,4 +211,164 @@ export async function loadDataset(
   }
   report(`  ${size.smallHubs} small hubs: ${small.toLocaleString('en-US')} messages`);
   return { seconds: (performance.now() - started) / 1000, messages: loaded + small };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The export hub (bench/export-rss.ts)
+
+export const EXPORT_SEED = 0x5eed_c4a7;
+const EXPORT_CONTACTS = 2_000;
+const EXPORT_BATCH = 5_000;
+
+const JA_FRAGMENTS = [
+  'こんにちは！',
+  'お世話になっております。',
+  '予約の変更をお願いしたいです',
+  '明日の14時は空いていますか？',
+  'ありがとうございます',
+  '承知しました。',
+  '少々お待ちください。',
+  '確認してご連絡いたします。',
+  '商品はいつ届きますか？',
+  '在庫はありますか',
+  '駐車場はありますか？',
+  'よろしくお願いします',
+  '渋谷駅から徒歩5分です。',
+  '了解です',
+  '申し訳ございません、',
+  '本日は定休日です。',
+  'クーポンは使えますか？',
+  '「ポイントカード」を忘れてしまいました',
+  '写真を送りますね',
+  '11月10日の午後でお願いします',
+  'キャンセル料はかかりますか？',
+  'またのご来店をお待ちしております。',
+  'サイズはMとLがございます。',
+  '送料は¥500です（税込）',
+  'お問い合わせ番号：A-10294',
+  '営業時間は平日10:00〜20:00、土日祝は18:00までです。',
+];
+
+const EN_FRAGMENTS = [
+  'Hi!',
+  'Thanks a lot',
+  'Do you ship to Osaka?',
+  'Can I change my booking to Friday?',
+  'Sure, see you at 3pm.',
+  'Order #4411 arrived today.',
+  'Sorry for the late reply.',
+  'I said "OK" to the new price.',
+  'Price is ¥5,000 incl. tax',
+  'The file is in C:\\Users\\ken\\Downloads',
+  'Is there parking nearby?',
+  'Could you send me the invoice?',
+  'We are closed on Mondays.',
+  'Let me check and get back to you.',
+  'tab\tseparated\tvalues',
+  'Great, thanks!',
+  'What time do you open tomorrow?',
+  'Please bring your membership card.',
+];
+
+const EXPORT_EMOJI = ['😊', '🙏', '👍', '🎉', '🚶‍♀️', '❤️', '😂', '🍣', '🌸', '✨', '📦', '🙇‍♂️', '👨‍👩‍👧'];
+const SEPARATORS = [' ', ' ', ' ', '\n', '\n', '\n\n', '、', '。'];
+
+const JA_FAMILY = ['田中', '佐藤', '鈴木', '高橋', '伊藤', '渡辺', '山本', '中村', '小林', '加藤'];
+const JA_GIVEN = ['花子', '太郎', 'みき', '翔', 'さくら', '健', '由美', '大輔', 'あおい', '蓮'];
+const EN_GIVEN = ['Ken', 'Emily', 'John', 'Yuki', 'Maria', 'Alex', 'Sam', 'Lisa', 'Tom', 'Aiko'];
+const EN_FAMILY = ['Clark', 'Smith', 'Tanaka', 'Brown', 'Lee', 'Garcia', 'Sato', "O'Neil"];
+const STAFF = ['You', 'You', 'You', 'You', 'You', 'You', 'You', '佐藤 (staff)', 'Support', 'Mika'];
+
+interface ExportContact {
+  lineId: string;
+  vid: string;
+  name: string;
+  /** 0: Japanese, 1: English, 2: both. */
+  language: 0 | 1 | 2;
+}
+
+function exportContacts(random: Random): ExportContact[] {
+  const contacts: ExportContact[] = [];
+  for (let i = 0; i < EXPORT_CONTACTS; i++) {
+    let lineId = 'U';
+    for (let k = 0; k < 32; k++) lineId += Math.floor(random() * 16).toString(16);
+    const vid = random() < 0.7 ? String(100_000 + i) : '';
+    const kind = random();
+    let name: string;
+    if (kind < 0.5) name = `${pick(random, JA_FAMILY)} ${pick(random, JA_GIVEN)}`;
+    else if (kind < 0.8) name = `${pick(random, EN_GIVEN)} ${pick(random, EN_FAMILY)}`;
+    else if (kind < 0.95) name = `${pick(random, EXPORT_EMOJI)}${pick(random, JA_GIVEN)}`;
+    else if (kind < 0.99) name = pick(random, EN_GIVEN);
+    else name = '';
+    const language = random() < 0.55 ? 0 : random() < 0.6 ? 1 : 2;
+    contacts.push({ lineId, vid, name, language });
+  }
+  return contacts;
+}
+
+/** A text of `length` code points (20-300) in the contact's language(s), with emoji and line breaks. */
+function exportText(random: Random, language: ExportContact['language']): string {
+  const length = 20 + Math.floor(281 * random() * random());
+  let text = '';
+  let codePoints = 0;
+  while (codePoints < length) {
+    const useJapanese = language === 0 || (language === 2 && random() < 0.5);
+    let fragment = useJapanese ? pick(random, JA_FRAGMENTS) : pick(random, EN_FRAGMENTS);
+    if (random() < 0.25) fragment += pick(random, EXPORT_EMOJI);
+    if (text !== '') fragment = pick(random, SEPARATORS) + fragment;
+    text += fragment;
+    codePoints += [...fragment].length;
+  }
+  return codePoints === length ? text : [...text].slice(0, length).join('');
+}
+
+/**
+ * The export hub's messages in batches of 5,000, oldest first, spread evenly over two years;
+ * adds the index of every contact it writes for to `contactsUsed`; `onProgress` after each batch.
+ */
+export async function* exportHubBatches(
+  messages: number,
+  options: { contactsUsed: Set<number>; signal: AbortSignal; onProgress: (done: number) => void },
+): AsyncGenerator<ImportMessage[]> {
+  const { contactsUsed, signal, onProgress } = options;
+  const random = prng(EXPORT_SEED);
+  const contacts = exportContacts(random);
+  // Heavy talkers are spread over the contact list, not bunched at its start.
+  const order = contacts.map((_, i) => i);
+  for (let i = order.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    const a = order[i] ?? 0;
+    order[i] = order[j] ?? 0;
+    order[j] = a;
+  }
+  for (let start = 0; start < messages; start += EXPORT_BATCH) {
+    signal.throwIfAborted();
+    const batch: ImportMessage[] = [];
+    const end = Math.min(messages, start + EXPORT_BATCH);
+    for (let i = start; i < end; i++) {
+      const index = order[Math.floor(EXPORT_CONTACTS * random() * random())] ?? 0;
+      const contact = contacts[index];
+      if (!contact) throw new Error('contact out of range');
+      contactsUsed.add(index);
+      const fromFriend = random() < 0.55;
+      const sticker = random() < 0.05;
+      batch.push({
+        lineId: contact.lineId,
+        vid: contact.vid,
+        name: contact.name,
+        sender: fromFriend ? null : pick(random, STAFF),
+        msg: sticker
+          ? `[Sticker]\nID: ${1 + Math.floor(random() * 50_000)}`
+          : exportText(random, contact.language),
+        contentType: sticker ? 'sticker' : 'text',
+        // Oldest first, spread evenly over two years, with a little jitter that keeps the order.
+        createdAt: START_MS + Math.floor(((i + random()) * (DAYS * 86_400_000)) / messages),
+        sourceId: `bench:${i}`,
+      });
+    }
+    yield batch;
+    onProgress(end);
+    // A turn of the event loop, so the deadline timer can fire during a long load.
+    await yieldToEventLoop();
+  }
 }

@@ -14,7 +14,6 @@
  * Sizes: RSS in MiB (1024 × 1024 bytes), throughput in MB/s (10^6 bytes).
  * The client never holds the whole body, except when N <= 100,000, where it parses it as JSON.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -22,17 +21,17 @@ import os from 'node:os';
 import path from 'node:path';
 import { Transform, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { setTimeout as sleep, setImmediate as yieldToEventLoop } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createBrotliDecompress, createGunzip } from 'node:zlib';
 import { createSecretBox } from '../src/lib/secrets.js';
 import { HubService } from '../src/modules/hubs/hubs.usecases.js';
 import { KeyService } from '../src/modules/keys/keys.usecases.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite.store.js';
-import type { ImportMessage } from '../src/store/store.js';
+import { readArgs } from './args.js';
+import { EXPORT_SEED, exportHubBatches } from './dataset.js';
+import { cpuSeconds, RssSampler, readStatus } from './proc.js';
+import { type Chatlog, killAll, ROOT, startChatlog, stop, stopAll } from './processes.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const CLI = path.join(ROOT, 'bin', 'chatlog');
 const RESULTS_DIR = path.join(ROOT, 'bench', 'results');
 
 const HUB_ID = '900001';
@@ -40,12 +39,6 @@ const TIME_ZONE = 'Asia/Tokyo';
 /** Shared by the loader and the server, so the issued key verifies. Bench only, never a real secret. */
 const SECRET = 'chatlog-bench-export-rss-secret-0123456789';
 const DEFAULT_MESSAGES = 1_000_000;
-const CONTACT_COUNT = 2_000;
-const IMPORT_BATCH = 5_000;
-const SEED = 0x5eed_c4a7;
-/** 2023-01-01T00:00 in Asia/Tokyo, and two years from there. */
-const START_MS = Date.UTC(2022, 11, 31, 15, 0, 0);
-const SPAN_MS = 731 * 24 * 3600 * 1000;
 const DEADLINE_MS = 8 * 60 * 1000;
 const SAMPLE_EVERY_MS = 50;
 const PARSE_LIMIT = 100_000;
@@ -57,210 +50,6 @@ const RSS_LIMIT_MIB = 150;
 type Encoding = 'identity' | 'br' | 'gzip';
 const ENCODINGS: readonly Encoding[] = ['identity', 'br', 'gzip'];
 
-// ---------------------------------------------------------------------------------------------
-// Arguments
-
-function parseArgs(argv: readonly string[]): { messages: number } {
-  let messages = DEFAULT_MESSAGES;
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] ?? '';
-    let value: string | undefined;
-    if (arg === '--messages') {
-      value = argv[i + 1];
-      i += 1;
-    } else if (arg.startsWith('--messages=')) {
-      value = arg.slice('--messages='.length);
-    } else if (arg === '--help' || arg === '-h') {
-      process.stdout.write('usage: node --import tsx bench/export-rss.ts [--messages N]\n');
-      process.exit(0);
-    } else {
-      throw new Error(`unknown argument "${arg}" (usage: bench/export-rss.ts [--messages N])`);
-    }
-    const cleaned = (value ?? '').replace(/[_,]/g, '');
-    if (!/^\d+$/.test(cleaned) || Number(cleaned) < 1 || Number(cleaned) > 50_000_000) {
-      throw new Error(`--messages must be a whole number from 1 to 50,000,000, got "${value ?? ''}"`);
-    }
-    messages = Number(cleaned);
-  }
-  return { messages };
-}
-
-// ---------------------------------------------------------------------------------------------
-// Deterministic data
-
-function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-type Random = () => number;
-
-function pick<T>(random: Random, items: readonly T[]): T {
-  const item = items[Math.floor(random() * items.length)];
-  if (item === undefined) throw new Error('pick from an empty list');
-  return item;
-}
-
-const JA_FRAGMENTS = [
-  'こんにちは！',
-  'お世話になっております。',
-  '予約の変更をお願いしたいです',
-  '明日の14時は空いていますか？',
-  'ありがとうございます',
-  '承知しました。',
-  '少々お待ちください。',
-  '確認してご連絡いたします。',
-  '商品はいつ届きますか？',
-  '在庫はありますか',
-  '駐車場はありますか？',
-  'よろしくお願いします',
-  '渋谷駅から徒歩5分です。',
-  '了解です',
-  '申し訳ございません、',
-  '本日は定休日です。',
-  'クーポンは使えますか？',
-  '「ポイントカード」を忘れてしまいました',
-  '写真を送りますね',
-  '11月10日の午後でお願いします',
-  'キャンセル料はかかりますか？',
-  'またのご来店をお待ちしております。',
-  'サイズはMとLがございます。',
-  '送料は¥500です（税込）',
-  'お問い合わせ番号：A-10294',
-  '営業時間は平日10:00〜20:00、土日祝は18:00までです。',
-];
-
-const EN_FRAGMENTS = [
-  'Hi!',
-  'Thanks a lot',
-  'Do you ship to Osaka?',
-  'Can I change my booking to Friday?',
-  'Sure, see you at 3pm.',
-  'Order #4411 arrived today.',
-  'Sorry for the late reply.',
-  'I said "OK" to the new price.',
-  'Price is ¥5,000 incl. tax',
-  'The file is in C:\\Users\\ken\\Downloads',
-  'Is there parking nearby?',
-  'Could you send me the invoice?',
-  'We are closed on Mondays.',
-  'Let me check and get back to you.',
-  'tab\tseparated\tvalues',
-  'Great, thanks!',
-  'What time do you open tomorrow?',
-  'Please bring your membership card.',
-];
-
-const EMOJI = ['😊', '🙏', '👍', '🎉', '🚶‍♀️', '❤️', '😂', '🍣', '🌸', '✨', '📦', '🙇‍♂️', '👨‍👩‍👧'];
-const SEPARATORS = [' ', ' ', ' ', '\n', '\n', '\n\n', '、', '。'];
-
-const JA_FAMILY = ['田中', '佐藤', '鈴木', '高橋', '伊藤', '渡辺', '山本', '中村', '小林', '加藤'];
-const JA_GIVEN = ['花子', '太郎', 'みき', '翔', 'さくら', '健', '由美', '大輔', 'あおい', '蓮'];
-const EN_GIVEN = ['Ken', 'Emily', 'John', 'Yuki', 'Maria', 'Alex', 'Sam', 'Lisa', 'Tom', 'Aiko'];
-const EN_FAMILY = ['Clark', 'Smith', 'Tanaka', 'Brown', 'Lee', 'Garcia', 'Sato', "O'Neil"];
-const STAFF = ['You', 'You', 'You', 'You', 'You', 'You', 'You', '佐藤 (staff)', 'Support', 'Mika'];
-
-interface Contact {
-  lineId: string;
-  vid: string;
-  name: string;
-  /** 0: Japanese, 1: English, 2: both. */
-  language: 0 | 1 | 2;
-}
-
-function makeContacts(random: Random): Contact[] {
-  const contacts: Contact[] = [];
-  for (let i = 0; i < CONTACT_COUNT; i++) {
-    let lineId = 'U';
-    for (let k = 0; k < 32; k++) lineId += Math.floor(random() * 16).toString(16);
-    const vid = random() < 0.7 ? String(100_000 + i) : '';
-    const kind = random();
-    let name: string;
-    if (kind < 0.5) name = `${pick(random, JA_FAMILY)} ${pick(random, JA_GIVEN)}`;
-    else if (kind < 0.8) name = `${pick(random, EN_GIVEN)} ${pick(random, EN_FAMILY)}`;
-    else if (kind < 0.95) name = `${pick(random, EMOJI)}${pick(random, JA_GIVEN)}`;
-    else if (kind < 0.99) name = pick(random, EN_GIVEN);
-    else name = '';
-    const language = random() < 0.55 ? 0 : random() < 0.6 ? 1 : 2;
-    contacts.push({ lineId, vid, name, language });
-  }
-  return contacts;
-}
-
-/** A text of `length` code points (20-300) in the contact's language(s), with emoji and line breaks. */
-function makeText(random: Random, language: Contact['language']): string {
-  const length = 20 + Math.floor(281 * random() * random());
-  let text = '';
-  let codePoints = 0;
-  while (codePoints < length) {
-    const useJapanese = language === 0 || (language === 2 && random() < 0.5);
-    let fragment = useJapanese ? pick(random, JA_FRAGMENTS) : pick(random, EN_FRAGMENTS);
-    if (random() < 0.25) fragment += pick(random, EMOJI);
-    if (text !== '') fragment = pick(random, SEPARATORS) + fragment;
-    text += fragment;
-    codePoints += [...fragment].length;
-  }
-  return codePoints === length ? text : [...text].slice(0, length).join('');
-}
-
-interface Dataset {
-  contactsUsed: Set<number>;
-}
-
-async function* generateBatches(
-  messages: number,
-  dataset: Dataset,
-  signal: AbortSignal,
-  onProgress: (done: number) => void,
-): AsyncGenerator<ImportMessage[]> {
-  const random = mulberry32(SEED);
-  const contacts = makeContacts(random);
-  // Heavy talkers are spread over the contact list, not bunched at its start.
-  const order = contacts.map((_, i) => i);
-  for (let i = order.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
-    const a = order[i] ?? 0;
-    order[i] = order[j] ?? 0;
-    order[j] = a;
-  }
-  for (let start = 0; start < messages; start += IMPORT_BATCH) {
-    signal.throwIfAborted();
-    const batch: ImportMessage[] = [];
-    const end = Math.min(messages, start + IMPORT_BATCH);
-    for (let i = start; i < end; i++) {
-      const index = order[Math.floor(CONTACT_COUNT * random() * random())] ?? 0;
-      const contact = contacts[index];
-      if (!contact) throw new Error('contact out of range');
-      dataset.contactsUsed.add(index);
-      const fromFriend = random() < 0.55;
-      const sticker = random() < 0.05;
-      batch.push({
-        lineId: contact.lineId,
-        vid: contact.vid,
-        name: contact.name,
-        sender: fromFriend ? null : pick(random, STAFF),
-        msg: sticker
-          ? `[Sticker]\nID: ${1 + Math.floor(random() * 50_000)}`
-          : makeText(random, contact.language),
-        contentType: sticker ? 'sticker' : 'text',
-        // Oldest first, spread evenly over two years, with a little jitter that keeps the order.
-        createdAt: START_MS + Math.floor(((i + random()) * SPAN_MS) / messages),
-        sourceId: `bench:${i}`,
-      });
-    }
-    yield batch;
-    onProgress(end);
-    // A turn of the event loop, so the deadline timer can fire during a long load.
-    await yieldToEventLoop();
-  }
-}
-
 async function loadHub(
   dataDir: string,
   messages: number,
@@ -268,7 +57,7 @@ async function loadHub(
 ): Promise<{ key: string; seconds: number; contacts: number; dbBytes: number }> {
   const store = new SqliteStore({ dataDir });
   const started = performance.now();
-  const dataset: Dataset = { contactsUsed: new Set() };
+  const contactsUsed = new Set<number>();
   let key: string;
   try {
     await store.migrate();
@@ -277,149 +66,57 @@ async function loadHub(
     let reported = 0;
     const outcome = await store.messages.importAll(
       HUB_ID,
-      generateBatches(messages, dataset, signal, (done) => {
-        if (done - reported >= 100_000 || done === messages) {
-          reported = done;
-          const seconds = (performance.now() - started) / 1000;
-          process.stderr.write(
-            `  loaded ${done.toLocaleString('en-US')} messages (${seconds.toFixed(1)} s)\n`,
-          );
-        }
+      exportHubBatches(messages, {
+        contactsUsed,
+        signal,
+        onProgress: (done) => {
+          if (done - reported >= 100_000 || done === messages) {
+            reported = done;
+            const seconds = (performance.now() - started) / 1000;
+            process.stderr.write(
+              `  loaded ${done.toLocaleString('en-US')} messages (${seconds.toFixed(1)} s)\n`,
+            );
+          }
+        },
       }),
       Date.now(),
     );
     if (outcome.inserted !== messages) {
       throw new Error(`import stored ${outcome.inserted} messages, expected ${messages}`);
     }
-    if (outcome.contactsCreated !== dataset.contactsUsed.size) {
-      throw new Error(
-        `import created ${outcome.contactsCreated} contacts, expected ${dataset.contactsUsed.size}`,
-      );
+    if (outcome.contactsCreated !== contactsUsed.size) {
+      throw new Error(`import created ${outcome.contactsCreated} contacts, expected ${contactsUsed.size}`);
     }
     key = (await new KeyService(store, secrets).issue(HUB_ID, 'read', 'bench')).key;
   } finally {
     await store.close();
   }
   const seconds = (performance.now() - started) / 1000;
-  return { key, seconds, contacts: dataset.contactsUsed.size, dbBytes: fs.statSync(store.file).size };
+  return { key, seconds, contacts: contactsUsed.size, dbBytes: fs.statSync(store.file).size };
 }
 
 // ---------------------------------------------------------------------------------------------
 // The server process
 
-interface Server {
-  child: ChildProcess;
-  pid: number;
-  port: number;
-  /** Everything the server wrote after it started listening (warn and error logs). */
-  output: string[];
-  exited: Promise<number | null>;
-}
-
-const running = new Set<ChildProcess>();
-
-function serverEnv(dataDir: string): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const name of ['PORT', 'HOST', 'DATABASE_URL', 'REDIS_URL', 'CHATLOG_PUBLIC_URL']) delete env[name];
-  env.CHATLOG_DATA_DIR = dataDir;
-  env.CHATLOG_SECRET = SECRET;
-  env.LOG_LEVEL = 'warn';
-  env.CHATLOG_SHUTDOWN_GRACE_MS = '3000';
-  return env;
-}
-
-async function startServer(dataDir: string, signal: AbortSignal): Promise<Server> {
-  // The node process itself (bin/chatlog imports the CLI in-process), so its pid is the server's.
-  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--host', '127.0.0.1'], {
-    cwd: ROOT,
-    env: serverEnv(dataDir),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  running.add(child);
-  const exited = new Promise<number | null>((resolve) => {
-    child.once('exit', (code) => {
-      running.delete(child);
-      resolve(code);
-    });
-  });
-  const pid = child.pid;
-  if (pid === undefined) throw new Error('could not start the server');
-  const output: string[] = [];
-  let stderrText = '';
-  const keep = (chunk: Buffer) => {
-    if (output.length < 200) output.push(chunk.toString('utf8').trimEnd());
-  };
-  child.stdout?.on('data', keep);
-  const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => fail(new Error('the server did not start within 30 s')), 30_000);
-    const fail = (error: Error) => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', onAbort);
-      reject(error);
-    };
-    const onAbort = () => fail(new Error('deadline reached while starting the server'));
-    signal.addEventListener('abort', onAbort, { once: true });
-    const onData = (chunk: Buffer) => {
-      stderrText += chunk.toString('utf8');
-      const match = /chatlog: listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(stderrText);
-      if (match) {
-        clearTimeout(timer);
-        signal.removeEventListener('abort', onAbort);
-        child.stderr?.off('data', onData);
-        child.stderr?.on('data', keep);
-        resolve(Number(match[1]));
-      }
-    };
-    child.stderr?.on('data', onData);
-    void exited.then((code) =>
-      fail(new Error(`the server exited with ${code} before listening: ${stderrText.trim()}`)),
-    );
-  });
-  return { child, pid, port, output, exited };
-}
-
-async function stopServer(server: Server): Promise<number | null> {
-  if (server.child.exitCode !== null || server.child.signalCode !== null) return server.child.exitCode;
-  server.child.kill('SIGTERM');
-  const code = await Promise.race([server.exited, sleep(10_000).then(() => 'timeout' as const)]);
-  if (code === 'timeout') {
-    server.child.kill('SIGKILL');
-    await server.exited;
-    throw new Error('the server did not stop within 10 s of SIGTERM (killed)');
-  }
-  return code;
-}
-
-interface ProcStatus {
-  rssKb: number;
-  hwmKb: number;
-}
-
-function readStatus(pid: number): ProcStatus {
-  const text = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-  const field = (name: string) => {
-    const match = new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(text);
-    if (!match) throw new Error(`no ${name} in /proc/${pid}/status`);
-    return Number(match[1]);
-  };
-  return { rssKb: field('VmRSS'), hwmKb: field('VmHWM') };
-}
-
-let clockTicks: number | undefined;
-
-/** User + system CPU seconds the process has used so far. */
-function readCpuSeconds(pid: number): number {
-  if (clockTicks === undefined) {
-    try {
-      clockTicks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-    } catch {
-      clockTicks = 100;
-    }
-  }
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-  // Fields after "(comm)": state is field 3, utime 14 and stime 15.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / clockTicks;
+/**
+ * `chatlog serve` on this data directory, with none of this shell's settings for another server.
+ * Without --workers, as this benchmark has always started it (see the note in the report).
+ */
+function startServer(dataDir: string, signal: AbortSignal): Promise<Chatlog> {
+  return startChatlog(
+    {
+      PORT: undefined,
+      HOST: undefined,
+      DATABASE_URL: undefined,
+      REDIS_URL: undefined,
+      CHATLOG_PUBLIC_URL: undefined,
+      CHATLOG_DATA_DIR: dataDir,
+      CHATLOG_SECRET: SECRET,
+      LOG_LEVEL: 'warn',
+      CHATLOG_SHUTDOWN_GRACE_MS: '3000',
+    },
+    { workers: null, host: '127.0.0.1', signal },
+  );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -652,24 +349,12 @@ async function measure(
       throw new Error(`the small request answered ${small.statusCode}: ${smallBody}`);
     await sleep(500, undefined, { signal });
     const baseline = readStatus(server.pid);
-    const cpuBefore = readCpuSeconds(server.pid);
+    const cpuBefore = cpuSeconds(server.pid);
 
-    const timeline: Array<[number, number]> = [];
-    const started = performance.now();
-    let peakKb = baseline.rssKb;
-    const sample = () => {
-      try {
-        const { rssKb } = readStatus(server.pid);
-        peakKb = Math.max(peakKb, rssKb);
-        timeline.push([Math.round(performance.now() - started), rssKb]);
-      } catch {
-        // The process is gone; the download will fail on its own.
-      }
-    };
-    const sampler = setInterval(sample, SAMPLE_EVERY_MS);
+    const sampler = new RssSampler(server.pid, SAMPLE_EVERY_MS, baseline.rssKb);
     let result: Download;
     try {
-      sample();
+      sampler.sample();
       result = await download(
         server.port,
         `/api/line/${HUB_ID}/messages?apikey=${key}`,
@@ -677,19 +362,20 @@ async function measure(
         messages <= PARSE_LIMIT,
         signal,
       );
-      sample();
+      sampler.sample();
     } finally {
-      clearInterval(sampler);
+      sampler.stop();
     }
+    const { timeline, peakKb } = sampler;
     const end = readStatus(server.pid);
-    const cpuSeconds = readCpuSeconds(server.pid) - cpuBefore;
+    const serverCpuSeconds = cpuSeconds(server.pid) - cpuBefore;
     await sleep(1000, undefined, { signal });
     const after = readStatus(server.pid);
     const peakRssKb = Math.max(peakKb, end.hwmKb);
     const problems = validate(result, encoding, messages, contacts);
     result.body = undefined;
 
-    exitCode = await stopServer(server);
+    exitCode = await stop(server.child);
     if (exitCode !== 0) problems.push(`the server exited with ${exitCode} after SIGTERM`);
     const step = Math.max(1, Math.ceil(timeline.length / 400));
     return {
@@ -709,7 +395,7 @@ async function measure(
       hwmMiB: end.hwmKb / 1024,
       peakRssMiB: peakRssKb / 1024,
       rssAfterMiB: after.rssKb / 1024,
-      serverCpuSeconds: cpuSeconds,
+      serverCpuSeconds,
       samples: timeline.length,
       rssTimeline: timeline.filter((_, i) => i % step === 0 || i === timeline.length - 1),
       serverOutput: server.output,
@@ -717,7 +403,7 @@ async function measure(
       problems,
     };
   } finally {
-    if (running.has(server.child)) await stopServer(server).catch(() => undefined);
+    await stop(server.child).catch(() => undefined);
   }
 }
 
@@ -767,13 +453,15 @@ function table(runs: readonly Run[]): string {
 // Main
 
 async function main(): Promise<number> {
-  const { messages } = parseArgs(process.argv.slice(2));
+  const messages = readArgs('node --import tsx bench/export-rss.ts [--messages N]', {
+    values: ['messages'],
+  }).number('messages', DEFAULT_MESSAGES, { min: 1, max: 50_000_000, whole: true });
   const controller = new AbortController();
   const { signal } = controller;
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'chatlog-export-rss-'));
 
   const cleanUpNow = () => {
-    for (const child of running) child.kill('SIGKILL');
+    killAll();
     fs.rmSync(dataDir, { recursive: true, force: true });
   };
   // Last resort: whatever happens, the server dies and the directory goes with this process.
@@ -849,7 +537,7 @@ async function main(): Promise<number> {
         timeZone: TIME_ZONE,
         messages,
         contacts: load.contacts,
-        seed: SEED,
+        seed: EXPORT_SEED,
         loadSeconds: load.seconds,
         databaseBytes: load.dbBytes,
       },
@@ -862,16 +550,7 @@ async function main(): Promise<number> {
     return problems.length === 0 ? 0 : 1;
   } finally {
     clearTimeout(deadline);
-    await Promise.all(
-      [...running].map(async (child) => {
-        child.kill('SIGTERM');
-        const stopped = await Promise.race([
-          new Promise<boolean>((resolve) => child.once('exit', () => resolve(true))),
-          sleep(5000).then(() => false),
-        ]);
-        if (!stopped) child.kill('SIGKILL');
-      }),
-    );
+    await stopAll();
     fs.rmSync(dataDir, { recursive: true, force: true });
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);

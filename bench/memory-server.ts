@@ -4,6 +4,7 @@
  */
 import fs from 'node:fs';
 import http from 'node:http';
+import { listenAsBaseline } from './processes.js';
 
 const bodies = new Map<string, Buffer>();
 for (const arg of process.argv.slice(2)) {
@@ -20,8 +21,4 @@ const server = http.createServer((req, res) => {
   res.end(body);
 });
 server.keepAliveTimeout = 72_000;
-server.listen(0, '127.0.0.1', () => {
-  const address = server.address();
-  process.stdout.write(`listening on ${typeof address === 'object' && address ? address.port : 0}\n`);
-});
-process.on('SIGTERM', () => server.close(() => process.exit(0)));
+listenAsBaseline(server);

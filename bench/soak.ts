@@ -13,13 +13,16 @@ import { HubService } from '../src/modules/hubs/hubs.usecases.js';
 import { lineSignature } from '../src/modules/ingest/line.webhook.js';
 import { KeyService } from '../src/modules/keys/keys.usecases.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite.store.js';
+import { readArgs } from './args.js';
+import { openFds, rssMiB } from './proc.js';
 import { startChatlog, stop } from './processes.js';
 
 const SECRET = 'chatlog-soak-secret-0123456789abcdef';
 const CHANNEL_SECRET = 'soak-channel-secret';
 const HUB = '700001';
-const minutesIndex = process.argv.indexOf('--minutes');
-const minutes = minutesIndex >= 0 ? Number(process.argv[minutesIndex + 1]) : 3;
+const minutes = readArgs('npm run soak [-- --minutes 3]', { values: ['minutes'] }).number('minutes', 3, {
+  min: 0,
+});
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'chatlog-soak-'));
 const setup = new SqliteStore({ dataDir });
@@ -50,7 +53,11 @@ async function* history() {
 await setup.messages.importAll(HUB, history(), Date.now());
 await setup.close();
 
-const { child: server, base } = await startChatlog({
+const {
+  child: server,
+  pid,
+  base,
+} = await startChatlog({
   CHATLOG_DATA_DIR: dataDir,
   CHATLOG_SECRET: SECRET,
   LOG_LEVEL: 'warn',
@@ -129,11 +136,10 @@ interface Sample {
 const samples: Sample[] = [];
 const began = Date.now();
 const sample = () => {
-  const status = fs.readFileSync(`/proc/${server.pid}/status`, 'utf8');
   samples.push({
     second: Math.round((Date.now() - began) / 1000),
-    rssMiB: Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024,
-    fds: fs.readdirSync(`/proc/${server.pid}/fd`).length,
+    rssMiB: rssMiB(pid),
+    fds: openFds(pid),
   });
   const last = samples[samples.length - 1];
   if (last) {

@@ -8,21 +8,20 @@
  *
  * The dataset lives in bench/.data/ (SQLite) and the PostgreSQL schema chatlog_bench.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { createSecretBox } from '../src/lib/secrets.js';
 import { HubService } from '../src/modules/hubs/hubs.usecases.js';
 import { KeyService } from '../src/modules/keys/keys.usecases.js';
 import { PostgresStore } from '../src/store/postgres/postgres.store.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite.store.js';
 import type { Store } from '../src/store/store.js';
+import { readArgs } from './args.js';
 import { type DatasetSize, FULL_SIZE, LARGE_HUB, loadDataset, START_MS } from './dataset.js';
-import { runWebhookLoad, startChatlog, stop, waitForLine } from './processes.js';
+import { RssSampler } from './proc.js';
+import { ROOT, runJson, runWebhookLoad, startBaseline, startChatlog, stop, stopAll } from './processes.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const DATA = path.join(ROOT, 'bench', '.data');
 const SECRET = 'chatlog-bench-suite-secret-0123456789abcdef';
 const CHANNEL_SECRET = 'bench-suite-channel-secret';
@@ -31,11 +30,12 @@ const PG_URL = process.env.CHATLOG_BENCH_DATABASE_URL ?? 'postgres://postgres@12
 const PG_SCHEMA = 'chatlog_bench';
 type StoreKind = 'sqlite' | 'postgres';
 
-function option(name: string): string | undefined {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? process.argv[i + 1] : undefined;
-}
-const seconds = Number(option('seconds') ?? 10);
+const args = readArgs(
+  'node --import tsx bench/suite.ts --generate [--messages N] [--contacts N] [--small-hubs N] [--seed S] [--store sqlite|postgres]\n' +
+    '       node --import tsx bench/suite.ts [--store sqlite|postgres|both] [--seconds S]',
+  { values: ['store', 'seconds', 'messages', 'contacts', 'small-hubs', 'seed'], flags: ['generate'] },
+);
+const seconds = args.number('seconds', 10, { min: 0 });
 
 function openStore(kind: StoreKind): Store {
   return kind === 'sqlite'
@@ -43,16 +43,15 @@ function openStore(kind: StoreKind): Store {
     : new PostgresStore({ connectionString: PG_URL, schema: PG_SCHEMA, statementTimeoutMs: 600_000 });
 }
 
-function serverEnv(kind: StoreKind): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, CHATLOG_SECRET: SECRET, LOG_LEVEL: 'warn' };
-  if (kind === 'sqlite') {
-    env.CHATLOG_DATA_DIR = path.join(DATA, 'sqlite');
-    delete env.DATABASE_URL;
-  } else {
-    env.DATABASE_URL = PG_URL;
-    env.CHATLOG_PG_SCHEMA = PG_SCHEMA;
-  }
-  return env;
+function serverEnv(kind: StoreKind): Record<string, string | undefined> {
+  return kind === 'sqlite'
+    ? {
+        CHATLOG_SECRET: SECRET,
+        LOG_LEVEL: 'warn',
+        CHATLOG_DATA_DIR: path.join(DATA, 'sqlite'),
+        DATABASE_URL: undefined,
+      }
+    : { CHATLOG_SECRET: SECRET, LOG_LEVEL: 'warn', DATABASE_URL: PG_URL, CHATLOG_PG_SCHEMA: PG_SCHEMA };
 }
 
 interface Manifest {
@@ -100,12 +99,8 @@ async function generate(kind: StoreKind, size: DatasetSize): Promise<void> {
   }
 }
 
-function runLoad<T>(...args: string[]): Promise<T> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench', 'load.ts'), ...args], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  return waitForLine(child, 'stdout', /^(\{.*\})\n/m).then((m) => JSON.parse(m[1] ?? '{}') as T);
+function runLoad<T>(...loadArgs: string[]): Promise<T> {
+  return runJson<T>('load.ts', loadArgs);
 }
 
 interface RpsResult {
@@ -125,15 +120,6 @@ interface DownloadResult {
   bytes: number;
   ttfbMs: number;
   seconds: number;
-}
-
-function rssMiB(pid: number | undefined): number {
-  try {
-    const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-    return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
-  } catch {
-    return 0;
-  }
 }
 
 /** GET with node:http, the body read to the end: its status, or 0 when the connection failed. */
@@ -209,8 +195,7 @@ async function suite(kind: StoreKind): Promise<Row[]> {
   // Q6: cold start, from spawning `chatlog serve` to the first answered request (asked with
   // node:http, already loaded here: fetch's first use would add its own start-up).
   const coldStarted = performance.now();
-  const { child: server, base } = await startChatlog(serverEnv(kind));
-  const children: ChildProcess[] = [server];
+  const { base } = await startChatlog(serverEnv(kind));
   try {
     const q1Url = dayUrl(base, manifest.key, day(400), day(400));
     while ((await statusOf(q1Url)) !== 200);
@@ -222,19 +207,10 @@ async function suite(kind: StoreKind): Promise<Row[]> {
     const q2 = await messagesIn(q2Url);
     fs.writeFileSync(path.join(DATA, 'q1.json'), q1.bytes);
     fs.writeFileSync(path.join(DATA, 'q2.json'), q2.bytes);
-    const memory = spawn(
-      process.execPath,
-      [
-        '--import',
-        'tsx',
-        path.join(ROOT, 'bench', 'memory-server.ts'),
-        `/q1=${path.join(DATA, 'q1.json')}`,
-        `/q2=${path.join(DATA, 'q2.json')}`,
-      ],
-      { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
-    );
-    children.push(memory);
-    const memoryBase = `http://127.0.0.1:${(await waitForLine(memory, 'stdout', /listening on (\d+)/))[1]}`;
+    const { child: memory, base: memoryBase } = await startBaseline('memory-server.ts', [
+      `/q1=${path.join(DATA, 'q1.json')}`,
+      `/q2=${path.join(DATA, 'q2.json')}`,
+    ]);
 
     // Q1: one day, 32 connections.
     const q1Base = await runLoad<RpsResult>('rps', `${memoryBase}/q1`, '32', String(seconds));
@@ -254,7 +230,6 @@ async function suite(kind: StoreKind): Promise<Row[]> {
       ...serverEnv(kind),
       CHATLOG_ANSWER_CACHE_MB: '0',
     });
-    children.push(uncached);
     const q1UncachedUrl = dayUrl(uncachedBase, manifest.key, day(400), day(400));
     const q1Uncached = await runLoad<RpsResult>('rps', q1UncachedUrl, '32', String(seconds));
     add(
@@ -296,17 +271,15 @@ async function suite(kind: StoreKind): Promise<Row[]> {
     await stop(memory);
 
     // Q3: the whole large hub, one download from a fresh server (so its RSS is this answer's alone).
-    const { child: fresh, base: freshBase } = await startChatlog(serverEnv(kind));
-    children.push(fresh);
-    let peak = rssMiB(fresh.pid);
-    const sampler = setInterval(() => {
-      peak = Math.max(peak, rssMiB(fresh.pid));
-    }, 50);
+    const { child: fresh, pid: freshPid, base: freshBase } = await startChatlog(serverEnv(kind));
+    const sampler = new RssSampler(freshPid, 50);
+    sampler.sample();
     const whole = await runLoad<DownloadResult>(
       'download',
       `${freshBase}/api/line/${LARGE_HUB}/messages?apikey=${manifest.key}`,
     );
-    clearInterval(sampler);
+    sampler.stop();
+    const peak = sampler.peakKb / 1024;
     await stop(fresh);
     const largeCount = manifest.size.messages;
     const scan = await scanBaseline(kind);
@@ -360,13 +333,9 @@ async function suite(kind: StoreKind): Promise<Row[]> {
     );
 
     // Q5: durable webhook ingest, 32 signed senders, 1 and 10 events per request.
-    const ceiling = spawn(
-      process.execPath,
-      ['--import', 'tsx', path.join(ROOT, 'bench', 'webhook-baseline-server.ts'), CHANNEL_SECRET],
-      { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
-    );
-    children.push(ceiling);
-    const ceilingBase = `http://127.0.0.1:${(await waitForLine(ceiling, 'stdout', /listening on (\d+)/))[1]}`;
+    const { child: ceiling, base: ceilingBase } = await startBaseline('webhook-baseline-server.ts', [
+      CHANNEL_SECRET,
+    ]);
     for (const perRequest of ['1', '10']) {
       const prefix = `${kind}-${Date.now()}-${perRequest}`;
       const webhookLoad = (url: string) =>
@@ -388,7 +357,7 @@ async function suite(kind: StoreKind): Promise<Row[]> {
     }
     await stop(ceiling);
   } finally {
-    for (const child of children) await stop(child);
+    await stopAll();
   }
   return rows;
 }
@@ -409,19 +378,16 @@ function table(kind: StoreKind, rows: Row[]): string {
   return lines.join('\n');
 }
 
-const stores: StoreKind[] =
-  option('store') === 'sqlite'
-    ? ['sqlite']
-    : option('store') === 'postgres'
-      ? ['postgres']
-      : ['sqlite', 'postgres'];
+const store = args.choice('store', ['sqlite', 'postgres', 'both'], 'both');
+const stores: StoreKind[] = store === 'both' ? ['sqlite', 'postgres'] : [store];
 
-if (process.argv.includes('--generate')) {
+if (args.flag('generate')) {
+  const whole = { min: 0, whole: true };
   const size: DatasetSize = {
-    messages: Number(option('messages') ?? FULL_SIZE.messages),
-    contacts: Number(option('contacts') ?? FULL_SIZE.contacts),
-    smallHubs: Number(option('small-hubs') ?? FULL_SIZE.smallHubs),
-    seed: Number(option('seed') ?? FULL_SIZE.seed),
+    messages: args.number('messages', FULL_SIZE.messages, whole),
+    contacts: args.number('contacts', FULL_SIZE.contacts, { min: 1, whole: true }),
+    smallHubs: args.number('small-hubs', FULL_SIZE.smallHubs, whole),
+    seed: args.number('seed', FULL_SIZE.seed, { whole: true }),
   };
   for (const kind of stores) await generate(kind, size);
 } else {

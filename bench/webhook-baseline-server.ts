@@ -5,6 +5,7 @@
  */
 import http from 'node:http';
 import { isValidLineSignature } from '../src/modules/ingest/line.webhook.js';
+import { listenAsBaseline } from './processes.js';
 
 const secret = process.argv[2] ?? '';
 const server = http.createServer((req, res) => {
@@ -21,8 +22,4 @@ const server = http.createServer((req, res) => {
     res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' }).end('{}');
   });
 });
-server.listen(0, '127.0.0.1', () => {
-  const address = server.address();
-  process.stdout.write(`listening on ${typeof address === 'object' && address ? address.port : 0}\n`);
-});
-process.on('SIGTERM', () => server.close(() => process.exit(0)));
+listenAsBaseline(server);

@@ -10,33 +10,29 @@
  * PostgreSQL: CHATLOG_BENCH_DATABASE_URL (default the local test database), schema
  * chatlog_bench_webhook, dropped before and after.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { createSecretBox } from '../src/lib/secrets.js';
 import { HubService } from '../src/modules/hubs/hubs.usecases.js';
 import { PostgresStore } from '../src/store/postgres/postgres.store.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite.store.js';
 import type { Store } from '../src/store/store.js';
-import { runWebhookLoad, startChatlog, stop, waitForLine } from './processes.js';
+import { readArgs } from './args.js';
+import { ROOT, runWebhookLoad, startBaseline, startChatlog, stop, stopAll } from './processes.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SECRET = 'chatlog-bench-webhook-secret-0123456789';
 const CHANNEL_SECRET = 'bench-channel-secret-0001';
 const HUB = '900002';
 
-function option(name: string, fallback: number): number {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
-}
-const seconds = option('seconds', 10);
-const concurrency = option('concurrency', 32);
-const perRequest = option('events-per-request', 1);
-const storeIndex = process.argv.indexOf('--store');
-const kind = storeIndex >= 0 ? process.argv[storeIndex + 1] : 'sqlite';
-if (kind !== 'sqlite' && kind !== 'postgres') throw new Error('--store must be sqlite or postgres');
+const args = readArgs(
+  'node --import tsx bench/webhook-ingest.ts [--seconds 10] [--concurrency 32] [--events-per-request 1] [--store sqlite|postgres]',
+  { values: ['seconds', 'concurrency', 'events-per-request', 'store'] },
+);
+const seconds = args.number('seconds', 10, { min: 0 });
+const concurrency = args.number('concurrency', 32, { min: 1, whole: true });
+const perRequest = args.number('events-per-request', 1, { min: 1, whole: true });
+const kind = args.choice('store', ['sqlite', 'postgres'], 'sqlite');
 const PG_URL = process.env.CHATLOG_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const PG_SCHEMA = 'chatlog_bench_webhook';
 
@@ -69,7 +65,6 @@ const dropSchema = async () => {
   await dropper.dropSchema();
   await dropper.close();
 };
-const children: ChildProcess[] = [];
 try {
   await dropSchema();
   const store = openStore();
@@ -77,25 +72,17 @@ try {
   await new HubService(store, createSecretBox(SECRET)).add(HUB, { lineChannelSecret: CHANNEL_SECRET });
   await store.close();
 
-  const baseline = spawn(
-    process.execPath,
-    ['--import', 'tsx', path.join(ROOT, 'bench', 'webhook-baseline-server.ts'), CHANNEL_SECRET],
-    {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
-  children.push(baseline);
-  const basePort = (await waitForLine(baseline, 'stdout', /listening on (\d+)/))[1];
-  const ceiling = await load(`http://127.0.0.1:${basePort}/webhooks/line/${HUB}`, 'base');
+  const { child: baseline, base: baselineBase } = await startBaseline('webhook-baseline-server.ts', [
+    CHANNEL_SECRET,
+  ]);
+  const ceiling = await load(`${baselineBase}/webhooks/line/${HUB}`, 'base');
   await stop(baseline);
 
   // One process per core, as `chatlog serve` runs by default.
   const { child: server, base: url } = await startChatlog(
     { ...storeEnv, CHATLOG_SECRET: SECRET, LOG_LEVEL: 'warn' },
-    String(os.availableParallelism()),
+    { workers: os.availableParallelism() },
   );
-  children.push(server);
   const chatlog = await load(`${url}/webhooks/line/${HUB}`, 'chatlog');
   await stop(server);
 
@@ -127,7 +114,7 @@ try {
   );
   if (stored < chatlog.acknowledgedEvents) process.exitCode = 1;
 } finally {
-  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+  await stopAll();
   fs.rmSync(dataDir, { recursive: true, force: true });
   await dropSchema();
 }

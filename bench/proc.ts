@@ -1,0 +1,82 @@
+/** What the benchmarks read of a process from /proc: its memory, open files and CPU time (Linux). */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+
+export interface ProcStatus {
+  /** Resident memory now, KiB. */
+  rssKb: number;
+  /** Resident memory's high-water mark since the process started, KiB. */
+  hwmKb: number;
+}
+
+export function readStatus(pid: number): ProcStatus {
+  const text = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const field = (name: string) => {
+    const match = new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(text);
+    if (!match) throw new Error(`no ${name} in /proc/${pid}/status`);
+    return Number(match[1]);
+  };
+  return { rssKb: field('VmRSS'), hwmKb: field('VmHWM') };
+}
+
+/** Resident memory in MiB, or 0 when the process is gone. */
+export function rssMiB(pid: number | undefined): number {
+  try {
+    return pid === undefined ? 0 : readStatus(pid).rssKb / 1024;
+  } catch {
+    return 0;
+  }
+}
+
+export function openFds(pid: number): number {
+  return fs.readdirSync(`/proc/${pid}/fd`).length;
+}
+
+let clockTicks: number | undefined;
+
+/** User + system CPU seconds the process has used so far. */
+export function cpuSeconds(pid: number): number {
+  if (clockTicks === undefined) {
+    try {
+      clockTicks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+    } catch {
+      clockTicks = 100;
+    }
+  }
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after "(comm)": state is field 3, utime 14 and stime 15.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / clockTicks;
+}
+
+/** Samples a process's VmRSS every `everyMs` until stop(): the peak and a timeline. */
+export class RssSampler {
+  /** [ms since the sampler started, VmRSS KiB]. */
+  readonly timeline: Array<[number, number]> = [];
+  peakKb: number;
+  private readonly started = performance.now();
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly pid: number,
+    everyMs: number,
+    startKb = 0,
+  ) {
+    this.peakKb = startKb;
+    this.timer = setInterval(() => this.sample(), everyMs);
+  }
+
+  sample(): void {
+    try {
+      const { rssKb } = readStatus(this.pid);
+      this.peakKb = Math.max(this.peakKb, rssKb);
+      this.timeline.push([Math.round(performance.now() - this.started), rssKb]);
+    } catch {
+      // The process is gone; whatever was measuring it will fail on its own.
+    }
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+}
