@@ -5,7 +5,7 @@
  *
  * 1. Fills a fresh data directory (under os.tmpdir()) with one hub of N deterministic messages
  *    through the store's own API, and issues a read key.
- * 2. For each of identity, br and gzip: starts the real server (`bin/chatlog serve --port 0`) as a
+ * 2. For each of identity, br and gzip: starts the real server (`bin/chatlog serve --workers 1 --port 0`) as a
  *    child process, takes its baseline VmRSS after one small request, downloads the whole hub
  *    while sampling VmRSS every 50 ms, reads VmHWM, validates the body, stops the server.
  *    A fresh server per encoding keeps VmHWM (a high-water mark since start) per run.
@@ -100,7 +100,8 @@ async function loadHub(
 
 /**
  * `chatlog serve` on this data directory, with none of this shell's settings for another server.
- * Without --workers, as this benchmark has always started it (see the note in the report).
+ * One process (--workers 1): with the default, one per core, the pid read would be the cluster's
+ * primary, which serves nothing, and every figure would be its idle memory and CPU.
  */
 function startServer(dataDir: string, signal: AbortSignal): Promise<Chatlog> {
   return startChatlog(
@@ -115,7 +116,7 @@ function startServer(dataDir: string, signal: AbortSignal): Promise<Chatlog> {
       LOG_LEVEL: 'warn',
       CHATLOG_SHUTDOWN_GRACE_MS: '3000',
     },
-    { workers: null, host: '127.0.0.1', signal },
+    { workers: 1, host: '127.0.0.1', signal },
   );
 }
 
