@@ -34,8 +34,12 @@ test('a stalled reader is disconnected, and the server keeps answering others', 
   const chunks: Buffer[] = [];
   socket.on('data', (chunk: Buffer) => chunks.push(chunk));
   const ended = await new Promise<boolean>((resolve) => {
-    socket.once('close', () => resolve(true));
-    setTimeout(() => resolve(false), 15_000);
+    const giveUp = setTimeout(() => resolve(false), 15_000);
+    // Cleared, or the timer would hold the test process open 15 s after the socket closed.
+    socket.once('close', () => {
+      clearTimeout(giveUp);
+      resolve(true);
+    });
     socket.resume();
   });
   assert.equal(ended, true, 'the server closed the stalled connection');
