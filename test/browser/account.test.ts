@@ -5,6 +5,8 @@
  * words in the page's language, an example curl that answers with messages, the icons' tooltips,
  * and every action of every key within reach on a 390 px phone. No page breaks its strict CSP.
  */
+// sqlite-only: what the browser sees does not depend on the store, and the account API it calls runs on
+// both stores in test/contract/account.test.ts; on PostgreSQL too it would add 20 s of Chromium.
 /// <reference lib="dom" />
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';

@@ -1,4 +1,5 @@
 /** What only the SQLite store promises: its query plan and its integrity check. */
+// sqlite-only: SQLite's own query plan and integrity check; PostgreSQL has neither to test.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { SqliteStore } from '../../src/store/sqlite/sqlite.store.js';
