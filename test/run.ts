@@ -101,7 +101,13 @@ function run(label: string, files: string[], store: 'sqlite' | 'postgres'): bool
 }
 
 const mode = process.argv[2] ?? '--all';
-const plans = testFiles(TEST_ROOT).map(plan);
+let plans: Plan[] = [];
+try {
+  plans = testFiles(TEST_ROOT).map(plan);
+} catch (error) {
+  console.error((error as Error).message);
+  process.exit(2);
+}
 const onPostgres = plans.filter((p) => p.postgres).map((p) => p.file);
 
 if (mode === '--list') {
