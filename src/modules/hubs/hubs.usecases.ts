@@ -28,7 +28,8 @@ export class HubService {
 
   async require(hubId: string): Promise<Hub> {
     const hub = await this.store.hubs.get(requireHubId(hubId));
-    if (!hub) throw new UserError(`hub ${hubId} does not exist; create it with: ./bin/chatlog hub add ${hubId}`);
+    if (!hub)
+      throw new UserError(`hub ${hubId} does not exist; create it with: ./bin/chatlog hub add ${hubId}`);
     return hub;
   }
 
