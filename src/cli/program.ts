@@ -9,7 +9,7 @@ import { availableParallelism } from 'node:os';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { loadConfig, publicBaseUrl } from '../config.js';
+import { loadConfig, publicBaseUrl, settingOption, settingsHelp } from '../config.js';
 import {
   type CalendarDay,
   canonicalTimeZone,
@@ -103,7 +103,7 @@ export function buildProgram(): Command {
     .description(
       'Keeps the LINE chat messages of HubSpot portals and serves them through one read-only JSON API.',
     )
-    .option('--data-dir <dir>', 'data directory of the embedded store (env CHATLOG_DATA_DIR, default ./data)')
+    .option(...settingOption('dataDir'))
     .option('--debug', 'print stack traces of errors')
     .version(packageVersion(), '-V, --version', 'print the version of chatlog')
     // Commander's own errors start "error: "; ours start the same way, after the program's name.
@@ -113,14 +113,15 @@ export function buildProgram(): Command {
   program
     .command('serve')
     .description('run the HTTP server until SIGINT/SIGTERM, then drain in-flight requests')
-    .option('--port <n>', 'TCP port (env PORT, default 3000)')
-    .option('--host <address>', 'address to bind (env HOST, default 127.0.0.1)')
+    .option(...settingOption('port'))
+    .option(...settingOption('host'))
     .option(
       '--workers <n>',
       'server processes sharing the port (default: one per core)',
       positiveInteger,
       availableParallelism(),
     )
+    .addHelpText('after', settingsHelp())
     .action(async (options: { port?: string; host?: string; workers: number }) => {
       const config = loadConfig(process.env, {
         port: options.port,
@@ -362,8 +363,8 @@ export function buildProgram(): Command {
       'fill a demo hub with realistic messages, make a login and a key for it, and print how to look around',
     )
     .option('--serve', 'then run the server, and print once it listens (npm run demo)')
-    .option('--port <n>', 'TCP port (env PORT, default 3000)')
-    .option('--host <address>', 'address to bind (env HOST, default 127.0.0.1)')
+    .option(...settingOption('port'))
+    .option(...settingOption('host'))
     .action(async (options: { serve?: boolean; port?: string; host?: string }) => {
       const overrides = { port: options.port, host: options.host };
       const config = loadConfig(process.env, { ...overrides, dataDir: globals().dataDir });

@@ -1,0 +1,238 @@
+/**
+ * Every setting of chatlog, declared once: its environment variable, default, meaning, command-line
+ * option and check. From this table follow the `Config` type and `loadConfig` (config.ts), the options
+ * and `--help` of the command line (cli/program.ts), the README's table of settings
+ * (scripts/settings-table.ts; test/lib/settings.test.ts fails when the README differs) and the
+ * settings of the tests' servers (test/helpers.ts).
+ *
+ * The order is the order of the checks: when several settings are wrong, the first one here is the one
+ * named. It is also the order of the README's table.
+ */
+import path from 'node:path';
+import { UserError } from './lib/errors.js';
+
+export interface Setting<T> {
+  /** The environment variable. */
+  env: string;
+  /** The value when the variable is unset or empty, as it would be written in the environment. */
+  default?: string;
+  /** The README's default column when `default` does not say it: `generated`; `unset` when left out. */
+  shownDefault?: string;
+  /** What it does, in the README's words (Markdown, one line). */
+  doc: string;
+  /** The command-line option that overrides the variable, and its help without the variable and default. */
+  flag?: { flags: string; help: string };
+  /** The value from the variable's text (undefined when unset); throws a UserError naming the variable. */
+  parse(raw: string | undefined, env: string): T;
+}
+
+/** A setting that always has a value: `parse` sees the default when the variable is unset. */
+function withDefault<T>(
+  setting: Omit<Setting<T>, 'parse' | 'default'> & { default: string; parse(raw: string, env: string): T },
+): Setting<T> {
+  return { ...setting, parse: (raw, env) => setting.parse(raw ?? setting.default, env) };
+}
+
+/** A setting that may be unset: undefined then, else the text (checked by `parse` when one is given). */
+function optional<T = string>(
+  setting: Omit<Setting<T>, 'parse'> & { parse?(raw: string, env: string): T },
+): Setting<T | undefined> {
+  const parse = setting.parse ?? ((raw: string) => raw as T);
+  return { ...setting, parse: (raw, env) => (raw === undefined ? undefined : parse(raw, env)) };
+}
+
+const text = (raw: string) => raw;
+
+function integer(min: number, max: number) {
+  return (raw: string, env: string): number => {
+    if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+      throw new UserError(`${env} must be a whole number from ${min} to ${max}, got "${raw}"`);
+    }
+    return Number(raw);
+  };
+}
+
+function atLeast(characters: number) {
+  return (raw: string, env: string): string => {
+    if (raw.length < characters) throw new UserError(`${env} must be at least ${characters} characters long`);
+    return raw;
+  };
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+function httpUrl(raw: string, env: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new UserError(`${env} must be an http(s) URL, got "${raw}"`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new UserError(`${env} must be an http(s) URL, got "${raw}"`);
+  }
+  return raw.replace(/\/+$/, '');
+}
+
+export const SETTINGS = {
+  dataDir: withDefault({
+    env: 'CHATLOG_DATA_DIR',
+    default: './data',
+    doc: 'directory of the SQLite store (`chatlog.db`) and the generated secret',
+    flag: { flags: '--data-dir <dir>', help: 'data directory of the embedded store' },
+    parse: (raw) => path.resolve(raw),
+  }),
+  secret: optional({
+    env: 'CHATLOG_SECRET',
+    shownDefault: 'generated',
+    doc: 'server secret (at least 32 characters) for key hashes and encrypted copies. Unset: generated once into `CHATLOG_DATA_DIR/secret` with mode 0600. Keep it: keys stop working if it changes.',
+    parse: atLeast(32),
+  }),
+  logLevel: withDefault({
+    env: 'LOG_LEVEL',
+    default: 'info',
+    doc: `${LOG_LEVELS.slice(0, -1)
+      .map((level) => `\`${level}\``)
+      .join(', ')} or \`${LOG_LEVELS.at(-1)}\``,
+    parse: (raw, env) => {
+      if (!LOG_LEVELS.includes(raw)) {
+        throw new UserError(`${env} must be one of ${LOG_LEVELS.join(', ')}, got "${raw}"`);
+      }
+      return raw;
+    },
+  }),
+  databaseUrl: optional({
+    env: 'DATABASE_URL',
+    doc: 'PostgreSQL connection string (`postgres://user:pass@host:5432/db`); unset means SQLite in `CHATLOG_DATA_DIR`',
+  }),
+  databaseReadUrl: optional({
+    env: 'DATABASE_READ_URL',
+    doc: "a PostgreSQL read replica for the read API's answers (key checks still read the primary)",
+  }),
+  pgSchema: withDefault({
+    env: 'CHATLOG_PG_SCHEMA',
+    default: 'public',
+    doc: "schema of chatlog's tables, created when missing",
+    // `public` is PostgreSQL's own default: undefined, so the store names no schema.
+    parse: (raw, env) => {
+      if (raw === 'public') return undefined;
+      if (!/^[a-z_][a-z0-9_]{0,62}$/.test(raw)) {
+        throw new UserError(`${env} must be a lower-case SQL identifier, got "${raw}"`);
+      }
+      return raw;
+    },
+  }),
+  pgPoolSize: withDefault({
+    env: 'CHATLOG_PG_POOL_SIZE',
+    default: '10',
+    doc: 'connections per pool (one pool for writes and small reads, one for streaming answers)',
+    parse: integer(1, 1000),
+  }),
+  pgStatementTimeoutMs: withDefault({
+    env: 'CHATLOG_PG_STATEMENT_TIMEOUT_MS',
+    default: '5000',
+    doc: 'longest one statement (or one fetch of a streaming answer) may run',
+    parse: integer(100, 3_600_000),
+  }),
+  pgConnectTimeoutMs: withDefault({
+    env: 'CHATLOG_PG_CONNECT_TIMEOUT_MS',
+    default: '2000',
+    doc: 'longest to wait for a database connection before answering 503',
+    parse: integer(100, 600_000),
+  }),
+  redisUrl: optional({
+    env: 'REDIS_URL',
+    doc: 'Redis for rate-limit counters shared by several nodes (`redis://127.0.0.1:6379`); unset: counters in the process (or the cluster primary with `--workers`)',
+  }),
+  port: withDefault({
+    env: 'PORT',
+    default: '3000',
+    doc: 'port of `./bin/chatlog serve`',
+    flag: { flags: '--port <n>', help: 'TCP port' },
+    parse: integer(0, 65535),
+  }),
+  host: withDefault({
+    env: 'HOST',
+    default: '127.0.0.1',
+    doc: 'address to bind; `0.0.0.0` for every interface',
+    flag: { flags: '--host <address>', help: 'address to bind' },
+    parse: text,
+  }),
+  idleTimeoutMs: withDefault({
+    env: 'CHATLOG_IDLE_TIMEOUT_MS',
+    default: '60000',
+    doc: 'a connection with no traffic either way for this long is closed (a client that stopped reading an export gives its cursor back)',
+    parse: integer(1000, 86_400_000),
+  }),
+  headersTimeoutMs: withDefault({
+    env: 'CHATLOG_HEADERS_TIMEOUT_MS',
+    default: '15000',
+    doc: 'a request whose headers have not all arrived by then is answered `408 request_timeout` and its connection closed (a client sending a byte now and then is not idle, so the idle timeout would not end it)',
+    parse: integer(500, 3_600_000),
+  }),
+  requestTimeoutMs: withDefault({
+    env: 'CHATLOG_REQUEST_TIMEOUT_MS',
+    default: '120000',
+    doc: 'the same for the whole request, body included (a 16 MiB ingest body must arrive at 140 KB/s or faster); answers may take longer, only receiving is timed',
+    parse: integer(500, 86_400_000),
+  }),
+  shutdownGraceMs: withDefault({
+    env: 'CHATLOG_SHUTDOWN_GRACE_MS',
+    default: '10000',
+    doc: 'how long SIGTERM waits for in-flight answers; answers still running then are cut',
+    parse: integer(0, 3_600_000),
+  }),
+  publicUrl: optional({
+    env: 'CHATLOG_PUBLIC_URL',
+    doc: "base URL clients reach chatlog at, shown in `./bin/chatlog demo`'s curl line, on the account screen and in `/docs`'s examples (unset: `http://HOST:PORT` for the demo, the request's own host for the pages); `https://` also marks the session cookie `Secure`",
+    parse: (raw) => raw.replace(/\/+$/, ''),
+  }),
+  lineApiBaseUrl: withDefault({
+    env: 'LINE_API_BASE_URL',
+    default: 'https://api.line.me',
+    doc: 'LINE Messaging API base URL for display-name look-ups (tests point it at a local fake)',
+    parse: httpUrl,
+  }),
+  metricsToken: optional({
+    env: 'CHATLOG_METRICS_TOKEN',
+    doc: 'bearer token for `/metrics`; required for `/metrics` to exist when `HOST` is not localhost',
+    parse: atLeast(16),
+  }),
+  answerCacheBytes: withDefault({
+    env: 'CHATLOG_ANSWER_CACHE_MB',
+    default: '64',
+    doc: "memory per server process for recent answers, reused while the hub's data is unchanged (an answer larger than a sixteenth of it is never kept); `0` turns the cache off",
+    parse: (raw, env) => integer(0, 65_536)(raw, env) * 1024 * 1024,
+  }),
+};
+
+export type SettingName = keyof typeof SETTINGS;
+
+/** Every setting of chatlog, checked: the values of the table above. */
+export type Config = {
+  [K in SettingName]: (typeof SETTINGS)[K] extends Setting<infer T> ? T : never;
+};
+
+/** A rule between settings, checked as soon as the last of them is read (so in the table's order). */
+export interface CrossRule {
+  settings: SettingName[];
+  check(config: Config): void;
+}
+
+export const CROSS_RULES: CrossRule[] = [
+  {
+    settings: ['headersTimeoutMs', 'requestTimeoutMs'],
+    check: (config) => {
+      if (config.headersTimeoutMs > config.requestTimeoutMs) {
+        throw new UserError(
+          `${SETTINGS.headersTimeoutMs.env} must not be longer than ${SETTINGS.requestTimeoutMs.env}`,
+        );
+      }
+    },
+  },
+];
+
+/** The default as the README and `--help` show it: the value, `generated`, or `unset`. */
+export function shownDefault(setting: Setting<unknown>): string {
+  return setting.default ?? setting.shownDefault ?? 'unset';
+}
