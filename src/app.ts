@@ -15,7 +15,8 @@ import Fastify, {
   type RouteOptions,
 } from 'fastify';
 import { parseTimestamp } from './lib/calendar.js';
-import { AppError, type ErrorCode, notJsonBody } from './lib/errors.js';
+import { AppError } from './lib/errors.js';
+import { httpErrors } from './lib/http.errors.js';
 import { JSON_TYPE, NO_STORE } from './lib/http.js';
 import type { Metrics } from './lib/metrics.js';
 import { beforeAnyRouteResponses, unavailableResponse, validationErrorToAppError } from './lib/schemas.js';
@@ -23,6 +24,7 @@ import type { SecretBox } from './lib/secrets.js';
 import { registerAccountRoutes } from './modules/account/account.routes.js';
 import { AccountService } from './modules/account/account.usecases.js';
 import { registerDocsRoutes } from './modules/docs/docs.routes.js';
+import { healthErrors } from './modules/health/health.errors.js';
 import { registerHomeRoutes } from './modules/home/home.routes.js';
 import { HubService } from './modules/hubs/hubs.usecases.js';
 import { registerIngestRoutes } from './modules/ingest/ingest.routes.js';
@@ -30,12 +32,13 @@ import { IngestService } from './modules/ingest/ingest.usecases.js';
 import { RateLimiter } from './modules/keys/keys.ratelimit.js';
 import { KeyService } from './modules/keys/keys.usecases.js';
 import { AnswerCache } from './modules/messages/messages.cache.js';
+import { messageErrors } from './modules/messages/messages.errors.js';
 import {
   answerMessages,
   createCheckDeps,
-  methodNotAllowed,
   registerMessagesRoutes,
 } from './modules/messages/messages.routes.js';
+import { metricsErrors } from './modules/metrics/metrics.errors.js';
 import { isStoreUnavailable, type Store } from './store/store.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -176,27 +179,26 @@ function sendError(reply: FastifyReply, error: AppError): FastifyReply {
     .send(error.toBody());
 }
 
+const BY_FRAMEWORK_CODE: Record<string, () => AppError> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: httpErrors.bodyTooLarge,
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: httpErrors.bodyLengthMismatch,
+  FST_ERR_CTP_EMPTY_JSON_BODY: httpErrors.bodyEmpty,
+  FST_ERR_CTP_INVALID_JSON_BODY: httpErrors.bodyNotJson,
+};
+
 /** Fastify's own 4xx errors, translated to the contract's codes. */
 function translateFrameworkError(error: FastifyError): AppError | undefined {
   const status = error.statusCode ?? 500;
   if (status >= 500) return undefined;
-  const byCode: Record<string, [ErrorCode, string]> = {
-    FST_ERR_CTP_BODY_TOO_LARGE: ['payload_too_large', 'the request body is too large'],
-    FST_ERR_CTP_INVALID_CONTENT_LENGTH: [
-      'invalid_body',
-      'the request body does not match its Content-Length',
-    ],
-    FST_ERR_CTP_EMPTY_JSON_BODY: ['invalid_body', 'the request body is empty'],
-    FST_ERR_CTP_INVALID_JSON_BODY: ['invalid_body', 'the request body is not valid JSON'],
-  };
-  const known = error.code ? byCode[error.code] : undefined;
-  if (known) return new AppError(known[0], status, known[1]);
+  // Fastify's statuses for these codes are the table's (413, 400, 400, 400).
+  const known = error.code ? BY_FRAMEWORK_CODE[error.code] : undefined;
+  if (known) return known();
   // Every endpoint of the API that takes a body takes JSON.
-  if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || status === 415) return notJsonBody();
-  if (status === 413) return new AppError('payload_too_large', 413, 'the request body is too large');
-  if (status === 404) return new AppError('not_found', 404, 'no such resource');
-  if (status === 405) return new AppError('method_not_allowed', 405, 'this method is not allowed here');
-  return new AppError('bad_request', status, 'the request could not be understood');
+  if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' || status === 415) return httpErrors.notJsonBody();
+  if (status === 413) return httpErrors.bodyTooLarge();
+  if (status === 404) return httpErrors.notFound();
+  if (status === 405) return httpErrors.methodNotAllowedHere();
+  return httpErrors.notUnderstood(status);
 }
 
 export function buildApp(deps: AppDeps): App {
@@ -269,19 +271,10 @@ export function buildApp(deps: AppDeps): App {
       const code = (error as NodeJS.ErrnoException).code;
       const [status, refusal] =
         code === 'HPE_HEADER_OVERFLOW'
-          ? [
-              '431 Request Header Fields Too Large',
-              new AppError('request_header_too_large', 431, 'the request line or headers are too large'),
-            ]
+          ? ['431 Request Header Fields Too Large', httpErrors.headersTooLarge()]
           : code === 'ERR_HTTP_REQUEST_TIMEOUT'
-            ? [
-                '408 Request Timeout',
-                new AppError('request_timeout', 408, 'the request did not arrive in time'),
-              ]
-            : [
-                '400 Bad Request',
-                new AppError('bad_request', 400, 'the request could not be parsed as HTTP'),
-              ];
+            ? ['408 Request Timeout', httpErrors.requestTimeout()]
+            : ['400 Bad Request', httpErrors.notHttp()];
       deps.logger.info(
         { code, status: refusal.status, remoteAddress: socket.remoteAddress },
         'request refused before it was read',
@@ -304,14 +297,12 @@ export function buildApp(deps: AppDeps): App {
       const match = /^\/api\/line\/([^/]*)\/messages\/?$/.exec(path);
       if (match && error.code === 'FST_ERR_BAD_URL') {
         if (request.raw.method !== 'GET' && request.raw.method !== 'HEAD')
-          return sendError(reply, methodNotAllowed());
+          return sendError(reply, messageErrors.methodNotAllowed());
         return answerMessages(request, reply, match[1] ?? '', checkDeps, deps.store, routeDeps.cache).catch(
           (e: unknown) => handleError(e, reply),
         );
       }
-      const translated =
-        translateFrameworkError(error) ??
-        new AppError('bad_request', 400, 'the request could not be understood');
+      const translated = translateFrameworkError(error) ?? httpErrors.notUnderstood();
       return sendError(reply, translated);
     },
   });
@@ -325,18 +316,10 @@ export function buildApp(deps: AppDeps): App {
     if (translated) return sendError(reply, translated);
     if (isStoreUnavailable(error)) {
       reply.log.warn({ err: error }, 'store unavailable');
-      return sendError(
-        reply,
-        new AppError('unavailable', 503, 'the message store is temporarily unavailable; retry shortly', {
-          'Retry-After': '2',
-        }),
-      );
+      return sendError(reply, httpErrors.storeUnavailable());
     }
     reply.log.error({ err: error }, 'unexpected fault');
-    return sendError(
-      reply,
-      new AppError('internal_error', 500, 'an unexpected error occurred; it has been logged'),
-    );
+    return sendError(reply, httpErrors.internal());
   };
 
   app.addHook('onRequest', async (request, reply) => {
@@ -366,10 +349,7 @@ export function buildApp(deps: AppDeps): App {
       if (token) {
         const given = Buffer.from(request.headers.authorization ?? '');
         if (given.length !== token.length || !timingSafeEqual(given, token)) {
-          return sendError(
-            reply,
-            new AppError('forbidden', 403, 'metrics need Authorization: Bearer <CHATLOG_METRICS_TOKEN>'),
-          );
+          return sendError(reply, metricsErrors.tokenRequired());
         }
       }
       const { contentType, body } = await metrics.render();
@@ -382,14 +362,9 @@ export function buildApp(deps: AppDeps): App {
     const path = (request.raw.url ?? '').split('?')[0] ?? '';
     const allowed = ALLOWED_METHODS.find(([pattern]) => pattern.test(path))?.[1];
     if (allowed) {
-      return sendError(
-        reply,
-        new AppError('method_not_allowed', 405, `only ${allowed} is allowed on this path`, {
-          Allow: allowed,
-        }),
-      );
+      return sendError(reply, httpErrors.methodNotAllowed(allowed));
     }
-    return sendError(reply, new AppError('not_found', 404, 'no such resource'));
+    return sendError(reply, httpErrors.notFound());
   });
 
   registerMessagesRoutes(app, routeDeps, checkDeps);
@@ -421,12 +396,7 @@ export function buildApp(deps: AppDeps): App {
     scope.get('/readyz', { schema: READY_SCHEMA }, async (_request, reply) => {
       const ready = await deps.store.ready().catch(() => false);
       if (!ready) {
-        return sendError(
-          reply,
-          new AppError('unavailable', 503, 'the store is not reachable or its schema is not current', {
-            'Retry-After': '5',
-          }),
-        );
+        return sendError(reply, healthErrors.notReady());
       }
       return reply.type(JSON_TYPE).send({ status: 'ready' });
     });

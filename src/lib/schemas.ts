@@ -6,7 +6,8 @@
  */
 import type { FastifySchemaValidationError } from 'fastify';
 import { RFC3339_DATE_TIME_PATTERN, TIMESTAMP_RULE } from './calendar.js';
-import { AppError, ERROR_CODES, type ErrorCode } from './errors.js';
+import { type AppError, ERROR_CODES, type ErrorCode } from './errors.js';
+import { httpErrors } from './http.errors.js';
 import { impossibleDay, notARealDate } from './real-date.js';
 
 declare module 'fastify' {
@@ -176,9 +177,5 @@ function describeValidationError(error: FastifySchemaValidationError, dataVar: s
 /** Fastify's schemaErrorFormatter: the first validation error as the contract's invalid_body. */
 export function validationErrorToAppError(errors: FastifySchemaValidationError[], dataVar: string): AppError {
   const first = errors[0];
-  return new AppError(
-    'invalid_body',
-    400,
-    first ? describeValidationError(first, dataVar) : `${dataVar}: is not valid`,
-  );
+  return httpErrors.invalidBody(first ? describeValidationError(first, dataVar) : `${dataVar}: is not valid`);
 }

@@ -11,7 +11,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { parseCookies, serializeCookie } from '../../lib/cookies.js';
 import { AppError } from '../../lib/errors.js';
 import { PAGE_SECURITY_HEADERS } from '../../lib/html.js';
+import { httpErrors } from '../../lib/http.errors.js';
 import { JSON_TYPE } from '../../lib/http.js';
+import { accountErrors } from './account.errors.js';
 import { type Language, pickLanguage, WORDS, type Words } from './account.i18n.js';
 import { confirmRevokePage, keysPage, messagePage, signInPage } from './account.pages.js';
 import { type AccountService, SESSION_TTL_MS, type SignedIn } from './account.usecases.js';
@@ -263,7 +265,7 @@ export function registerAccountRoutes(app: FastifyInstance, deps: AccountRouteDe
       if (!signedIn) return reply;
       if (form.get('confirm') !== 'yes') {
         const key = await accounts.keyOf(signedIn, request.params.keyId);
-        if (!key) throw new AppError('not_found', 404, 'no such key on this account');
+        if (!key) throw accountErrors.keyNotFound();
         return html(
           reply,
           200,
@@ -280,12 +282,12 @@ export function registerAccountRoutes(app: FastifyInstance, deps: AccountRouteDe
 
     // The copy and show icons: the one answer of the screen that carries a full key.
     scope.post<{ Params: { keyId: string } }>('/account/keys/:keyId/reveal', async (request, reply) => {
-      if (isCrossSite(request)) throw new AppError('forbidden', 403, 'cross-site requests are refused');
+      if (isCrossSite(request)) throw accountErrors.crossSite();
       const signedIn = await signedInOf(request);
-      if (!signedIn) throw new AppError('forbidden', 403, 'sign in first');
+      if (!signedIn) throw accountErrors.signInFirst();
       const token = request.headers['x-csrf-token'];
       if (!accounts.checkCsrf(signedIn.sessionId, typeof token === 'string' ? token : undefined)) {
-        throw new AppError('forbidden', 403, 'the CSRF token is missing or wrong');
+        throw accountErrors.badCsrfToken();
       }
       const key = await accounts.revealKey(signedIn, request.params.keyId);
       return reply.type(JSON_TYPE).send({ key });
@@ -293,7 +295,7 @@ export function registerAccountRoutes(app: FastifyInstance, deps: AccountRouteDe
 
     scope.get<{ Params: { file: string } }>('/account/assets/:file', async (request, reply) => {
       const type = ASSETS[request.params.file];
-      if (!type) throw new AppError('not_found', 404, 'no such resource');
+      if (!type) throw httpErrors.notFound();
       return reply
         .type(type)
         .header('Cache-Control', 'no-cache')

@@ -4,12 +4,12 @@
  * account's own hubs. The session id lives only in the browser's cookie; the store keeps its hash.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { AppError, UserError } from '../../lib/errors.js';
 import type { SecretBox } from '../../lib/secrets.js';
 import type { AccountRecord, KeyScope, RateLimit, Store } from '../../store/store.js';
 import type { HubService } from '../hubs/hubs.usecases.js';
 import type { RateLimiter } from '../keys/keys.ratelimit.js';
 import { KEY_SCOPES, type KeyService, type KeySummary } from '../keys/keys.usecases.js';
+import { accountErrors } from './account.errors.js';
 import {
   decoyHash,
   hashPassword,
@@ -75,13 +75,13 @@ export class AccountService {
   /** `chatlog account add`: creates the account (or sets its password) and gives it the hubs. */
   async add(emailText: string, hubIds: readonly string[], password: string): Promise<{ created: boolean }> {
     const email = normalizeEmail(emailText);
-    if (!email) throw new UserError(`"${emailText}" is not an email address`);
-    if (hubIds.length === 0) throw new UserError('give the account at least one hub with --hub');
+    if (!email) throw accountErrors.invalidEmail(emailText);
+    if (hubIds.length === 0) throw accountErrors.noHub();
     if (password.length < MIN_PASSWORD_LENGTH) {
-      throw new UserError(`the password must be at least ${MIN_PASSWORD_LENGTH} characters long`);
+      throw accountErrors.passwordTooShort(MIN_PASSWORD_LENGTH);
     }
     if (password.length > MAX_PASSWORD_LENGTH) {
-      throw new UserError(`the password must be at most ${MAX_PASSWORD_LENGTH} characters long`);
+      throw accountErrors.passwordTooLong(MAX_PASSWORD_LENGTH);
     }
     for (const hubId of hubIds) await this.deps.hubs.require(hubId);
     const { account, created } = await this.deps.store.accounts.upsert(
@@ -158,7 +158,7 @@ export class AccountService {
   }
 
   private requireHub(signedIn: SignedIn, hubId: string): void {
-    if (!signedIn.hubIds.includes(hubId)) throw new AppError('not_found', 404, 'no such hub on this account');
+    if (!signedIn.hubIds.includes(hubId)) throw accountErrors.hubNotFound();
   }
 
   /** The key with this id if it belongs to one of the account's hubs. */
@@ -172,7 +172,7 @@ export class AccountService {
 
   private async requireOwnKey(signedIn: SignedIn, keyId: string): Promise<KeySummary> {
     const key = await this.keyOf(signedIn, keyId);
-    if (!key) throw new AppError('not_found', 404, 'no such key on this account');
+    if (!key) throw accountErrors.keyNotFound();
     return key;
   }
 
@@ -191,9 +191,9 @@ export class AccountService {
 
   async issueKey(signedIn: SignedIn, hubId: string, label: string, scope: string): Promise<KeySummary> {
     this.requireHub(signedIn, hubId);
-    if (!KEY_SCOPES.includes(scope as KeyScope)) throw new AppError('invalid_body', 400, 'unknown scope');
+    if (!KEY_SCOPES.includes(scope as KeyScope)) throw accountErrors.unknownScope();
     const trimmed = label.trim();
-    if (trimmed.length > MAX_LABEL_LENGTH) throw new AppError('invalid_body', 400, 'the label is too long');
+    if (trimmed.length > MAX_LABEL_LENGTH) throw accountErrors.labelTooLong();
     return (await this.deps.keys.issue(hubId, scope as KeyScope, trimmed)).summary;
   }
 
@@ -201,7 +201,7 @@ export class AccountService {
   async revealKey(signedIn: SignedIn, keyId: string): Promise<string> {
     await this.requireOwnKey(signedIn, keyId);
     const key = await this.deps.keys.reveal(keyId);
-    if (!key) throw new AppError('not_found', 404, 'this key is revoked');
+    if (!key) throw accountErrors.keyRevoked();
     return key;
   }
 

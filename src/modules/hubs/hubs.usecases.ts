@@ -1,8 +1,8 @@
 /** Hub settings: the IANA time zone its days are read in, and its LINE channel secret. */
-import { canonicalTimeZone, TIME_ZONE_RULE } from '../../lib/calendar.js';
-import { UserError } from '../../lib/errors.js';
+import { canonicalTimeZone } from '../../lib/calendar.js';
 import type { SecretBox } from '../../lib/secrets.js';
 import type { Hub, Store } from '../../store/store.js';
+import { hubErrors } from './hubs.errors.js';
 
 export const HUB_ID_PATTERN = /^[0-9]{1,20}$/;
 
@@ -11,7 +11,7 @@ export function isValidHubId(text: string): boolean {
 }
 
 export function requireHubId(text: string): string {
-  if (!isValidHubId(text)) throw new UserError(`hub id must be 1 to 20 digits, got "${text}"`);
+  if (!isValidHubId(text)) throw hubErrors.invalidIdGiven(text);
   return text;
 }
 
@@ -28,8 +28,7 @@ export class HubService {
 
   async require(hubId: string): Promise<Hub> {
     const hub = await this.store.hubs.get(requireHubId(hubId));
-    if (!hub)
-      throw new UserError(`hub ${hubId} does not exist; create it with: ./bin/chatlog hub add ${hubId}`);
+    if (!hub) throw hubErrors.notFound(hubId);
     return hub;
   }
 
@@ -46,20 +45,19 @@ export class HubService {
     let timeZone: string | undefined;
     if (settings.timeZone !== undefined) {
       timeZone = canonicalTimeZone(settings.timeZone);
-      if (!timeZone)
-        throw new UserError(`the time zone ${TIME_ZONE_RULE}; got "${settings.timeZone.slice(0, 64)}"`);
+      if (!timeZone) throw hubErrors.invalidTimeZone(settings.timeZone);
     }
     let lineChannelSecretEncrypted: Buffer | undefined;
     if (settings.lineChannelSecret !== undefined) {
       if (!/^[\x21-\x7e]{8,256}$/.test(settings.lineChannelSecret)) {
-        throw new UserError('the LINE channel secret must be 8 to 256 printable ASCII characters');
+        throw hubErrors.invalidChannelSecret();
       }
       lineChannelSecretEncrypted = this.secrets.encrypt(settings.lineChannelSecret);
     }
     let lineChannelAccessTokenEncrypted: Buffer | undefined;
     if (settings.lineChannelAccessToken !== undefined) {
       if (!/^[\x21-\x7e]{8,2048}$/.test(settings.lineChannelAccessToken)) {
-        throw new UserError('the LINE channel access token must be 8 to 2048 printable ASCII characters');
+        throw hubErrors.invalidAccessToken();
       }
       lineChannelAccessTokenEncrypted = this.secrets.encrypt(settings.lineChannelAccessToken);
     }

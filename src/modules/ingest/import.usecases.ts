@@ -7,9 +7,10 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import readline from 'node:readline';
 import { parseTimestamp, TIMESTAMP_RULE } from '../../lib/calendar.js';
-import { UserError } from '../../lib/errors.js';
+import { AppError } from '../../lib/errors.js';
 import { impossibleDay, notARealDate } from '../../lib/real-date.js';
 import type { ImportMessage, ImportOutcome, Store } from '../../store/store.js';
+import { importErrors } from './ingest.errors.js';
 
 const BATCH_SIZE = 1000;
 const MAX_REPORTED_PROBLEMS = 20;
@@ -32,12 +33,13 @@ export interface ImportProgress {
   stop(): void;
 }
 
-export class ImportValidationError extends UserError {
+export class ImportValidationError extends AppError {
   constructor(
     readonly problems: string[],
     readonly total: number,
   ) {
     super(
+      'invalid_body',
       `${total} invalid record${total === 1 ? '' : 's'}; nothing was imported:\n  ${problems.join('\n  ')}${
         total > problems.length ? `\n  ... and ${total - problems.length} more` : ''
       }`,
@@ -276,18 +278,16 @@ export async function importFile(
   let size: number;
   try {
     const stat = await fs.promises.stat(file);
-    if (!stat.isFile()) throw new UserError(`${file} is not a file`);
+    if (!stat.isFile()) throw importErrors.notAFile(file);
     size = stat.size;
   } catch (error) {
-    if (error instanceof UserError) throw error;
-    throw new UserError(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
+    if (error instanceof AppError) throw error;
+    throw importErrors.cannotRead(file, (error as NodeJS.ErrnoException).code ?? 'error');
   }
   const first = await firstSignificantCharacter(file);
-  if (first === undefined) throw new UserError(`${file} is empty`);
+  if (first === undefined) throw importErrors.empty(file);
   if (first !== '[' && first !== '{') {
-    throw new UserError(
-      `${file} is neither a JSON array (starting with "[") nor NDJSON (one object per line)`,
-    );
+    throw importErrors.neitherJsonNorNdjson(file);
   }
 
   // Two passes over the file: check every record first, without touching the store, then store
@@ -301,10 +301,11 @@ export async function importFile(
       document = JSON.parse(text);
     } catch (error) {
       const problem = await findJsonProblem(text);
-      throw new UserError(
+      throw importErrors.notValidJson(
+        file,
         problem
-          ? `${file} is not valid JSON: line ${problem.line}, column ${problem.column}: ${problem.what}`
-          : `${file} is not valid JSON: ${(error as Error).message}`,
+          ? `line ${problem.line}, column ${problem.column}: ${problem.what}`
+          : (error as Error).message,
       );
     }
     total = countMessages(document);

@@ -1,11 +1,10 @@
 /** Authentication of the ingest API: `Authorization: Bearer <key>` with a key of scope `ingest` for the hub. */
-import { AppError } from '../../lib/errors.js';
 import type { ApiKeyRecord } from '../../store/store.js';
+import { hubErrors } from '../hubs/hubs.errors.js';
 import { isValidHubId } from '../hubs/hubs.usecases.js';
+import { ingestKeyErrors } from '../keys/keys.errors.js';
 import type { RateLimiter } from '../keys/keys.ratelimit.js';
-import { type KeyService, otherScopeMessage } from '../keys/keys.usecases.js';
-
-const CHALLENGE = { 'WWW-Authenticate': 'Bearer realm="chatlog"' };
+import type { KeyService } from '../keys/keys.usecases.js';
 
 export async function authenticateIngest(
   authorization: string | undefined,
@@ -14,44 +13,24 @@ export async function authenticateIngest(
   rateLimiter: RateLimiter,
 ): Promise<{ key: ApiKeyRecord; headers: Record<string, string> }> {
   if (authorization === undefined || authorization.trim() === '') {
-    throw new AppError(
-      'missing_api_key',
-      401,
-      'send an ingest key as Authorization: Bearer <key>',
-      CHALLENGE,
-    );
+    throw ingestKeyErrors.missing();
   }
   const match = /^Bearer +(\S+) *$/i.exec(authorization);
   const key = match?.[1] ? await keys.verify(match[1]) : undefined;
   if (!key) {
-    throw new AppError(
-      'invalid_api_key',
-      401,
-      'the ingest key is not valid (mistyped, unknown or revoked)',
-      CHALLENGE,
-    );
+    throw ingestKeyErrors.invalid();
   }
   if (key.scope !== 'ingest') {
-    throw new AppError(
-      'invalid_api_key',
-      401,
-      otherScopeMessage(key.scope, 'record messages', 'ingest'),
-      CHALLENGE,
-    );
+    throw ingestKeyErrors.otherScope(key.scope);
   }
   const limit = key.rateLimit;
-  if (!isValidHubId(hubId)) throw new AppError('invalid_hub_id', 400, 'hubId must be 1 to 20 digits');
-  if (key.hubId !== hubId) throw new AppError('forbidden', 403, 'this key does not give access to this hub');
+  if (!isValidHubId(hubId)) throw hubErrors.invalidId();
+  if (key.hubId !== hubId) throw ingestKeyErrors.forbidden();
   let headers: Record<string, string> = {};
   if (limit) {
     const decision = await rateLimiter.consume(key.id, limit);
     if (!decision.allowed) {
-      throw new AppError(
-        'rate_limited',
-        429,
-        'too many requests for this key; retry after the time given',
-        decision.headers,
-      );
+      throw ingestKeyErrors.rateLimited(decision.headers);
     }
     headers = decision.headers;
   }

@@ -1,6 +1,6 @@
 /** POST /webhooks/line/:hubId (LINE) and the ingest API (/ingest/line/:hubId/...). */
 import type { FastifyInstance } from 'fastify';
-import { AppError } from '../../lib/errors.js';
+import { httpErrors } from '../../lib/http.errors.js';
 import { JSON_TYPE } from '../../lib/http.js';
 import { checkedByHandler } from '../../lib/schemas.js';
 import type { RateLimiter } from '../keys/keys.ratelimit.js';
@@ -21,9 +21,7 @@ const OTHER_METHODS = ['GET', 'HEAD', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'POST
 
 function onlyMethods(allowed: string) {
   return async () => {
-    throw new AppError('method_not_allowed', 405, `only ${allowed} is allowed on this path`, {
-      Allow: allowed,
-    });
+    throw httpErrors.methodNotAllowed(allowed);
   };
 }
 

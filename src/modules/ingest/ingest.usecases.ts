@@ -6,11 +6,13 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { parseTimestamp, TIMESTAMP_RULE } from '../../lib/calendar.js';
-import { AppError, notJsonBody } from '../../lib/errors.js';
+import type { AppError } from '../../lib/errors.js';
+import { httpErrors } from '../../lib/http.errors.js';
 import type { SecretBox } from '../../lib/secrets.js';
 import type { Contact, Hub, IngestOperation, IngestOutcome, Store } from '../../store/store.js';
 import { fetchDisplayName, type ProfileLookup } from '../contacts/line-profile.js';
 import { isValidHubId } from '../hubs/hubs.usecases.js';
+import { ingestErrors } from './ingest.errors.js';
 import type { AccountMessage, ContactLinkBody } from './ingest.schemas.js';
 import {
   InvalidWebhookBody,
@@ -33,7 +35,7 @@ export interface IngestDeps {
 }
 
 function invalidBody(message: string): AppError {
-  return new AppError('invalid_body', 400, message);
+  return httpErrors.invalidBody(message);
 }
 
 /** How long a hub's channel secret, once it verified a signature, is reused without reading the store. */
@@ -91,9 +93,9 @@ export class IngestService {
       // is told which. Never the body, the secret or the signature.
       log.warn({ hubId: hubId.slice(0, 40), reason: hub }, 'LINE webhook refused');
       this.deps.onWebhookRefused?.(hub);
-      throw new AppError('invalid_signature', 401, 'the X-Line-Signature header is missing or wrong');
+      throw ingestErrors.invalidSignature();
     }
-    if (!/^application\/json\s*(;|$)/i.test(contentType ?? '')) throw notJsonBody();
+    if (!/^application\/json\s*(;|$)/i.test(contentType ?? '')) throw httpErrors.notJsonBody();
     let body: unknown;
     try {
       body = JSON.parse(rawBody.toString('utf8'));

@@ -3,13 +3,14 @@
  * it is found by its keyed hash and kept encrypted only so it can be copied again.
  */
 import { timingSafeEqual } from 'node:crypto';
-import { UserError } from '../../lib/errors.js';
 import type { SecretBox } from '../../lib/secrets.js';
 import type { ApiKeyRecord, KeyScope, RateLimit, Store } from '../../store/store.js';
+import { keyErrors } from './keys.errors.js';
 import { generateApiKey, isWellFormedApiKey, keyStart, newKeyId } from './keys.format.js';
 
 export const KEY_SCOPES: readonly KeyScope[] = ['read', 'ingest'];
 const LAST_USED_RESOLUTION_MS = 1000;
+const MAX_LABEL_LENGTH = 200;
 
 /** What may be shown of a key: everything but the key itself and its hash. */
 export interface KeySummary {
@@ -38,14 +39,6 @@ export function summarizeKey(record: ApiKeyRecord): KeySummary {
   };
 }
 
-/**
- * What a good key of the wrong scope is told: still invalid_api_key (CONTRACT §1 row 2), but its
- * holder learns why (a right key at the wrong door). `toDo`: what the endpoint does.
- */
-export function otherScopeMessage(scope: KeyScope, toDo: string, needed: KeyScope): string {
-  return `this API key is of scope ${scope}, which cannot ${toDo}; use a key of scope ${needed}`;
-}
-
 export class KeyService {
   /** Uses waiting to be written: key id → last use (ms). Written in one batch by flushLastUsed(). */
   private readonly pendingUses = new Map<string, number>();
@@ -57,8 +50,8 @@ export class KeyService {
   ) {}
 
   async issue(hubId: string, scope: KeyScope, label: string): Promise<{ key: string; summary: KeySummary }> {
-    if (!KEY_SCOPES.includes(scope)) throw new UserError(`scope must be one of ${KEY_SCOPES.join(', ')}`);
-    if (label.length > 200) throw new UserError('label must be at most 200 characters');
+    if (!KEY_SCOPES.includes(scope)) throw keyErrors.unknownScope(KEY_SCOPES);
+    if (label.length > MAX_LABEL_LENGTH) throw keyErrors.labelTooLong(MAX_LABEL_LENGTH);
     const key = generateApiKey();
     const record: ApiKeyRecord = {
       id: newKeyId(),
@@ -120,12 +113,11 @@ export class KeyService {
   async revoke(keyId: string): Promise<void> {
     if (await this.store.keys.revoke(keyId, this.clock())) return;
     const existing = await this.store.keys.findById(keyId);
-    throw new UserError(existing ? `key ${keyId} is already revoked` : `no key has the id ${keyId}`);
+    throw existing ? keyErrors.alreadyRevoked(keyId) : keyErrors.notFound(keyId);
   }
 
   async setRateLimit(keyId: string, limit: RateLimit | null): Promise<void> {
-    if (!(await this.store.keys.setRateLimit(keyId, limit)))
-      throw new UserError(`no key has the id ${keyId}`);
+    if (!(await this.store.keys.setRateLimit(keyId, limit))) throw keyErrors.notFound(keyId);
   }
 
   /** The full key of a live key: for the account screen's copy icon and the demo. */

@@ -9,13 +9,13 @@ import {
   dayKey,
   dayRangeInZone,
   parseCalendarDay,
-  TIME_ZONE_RULE,
 } from '../../lib/calendar.js';
-import { AppError } from '../../lib/errors.js';
-import { badDayMessage } from '../../lib/real-date.js';
+import type { AppError } from '../../lib/errors.js';
 import type { ApiKeyRecord, Hub, RateLimit } from '../../store/store.js';
+import { hubErrors } from '../hubs/hubs.errors.js';
 import { isValidHubId } from '../hubs/hubs.usecases.js';
-import { otherScopeMessage } from '../keys/keys.usecases.js';
+import { readKeyErrors } from '../keys/keys.errors.js';
+import { messageErrors } from './messages.errors.js';
 
 /** The codes of those checks in their order (the OpenAPI document and /docs show it). */
 export const MESSAGES_CHECK_ORDER = [
@@ -62,15 +62,6 @@ export interface CheckedMessagesRequest {
   headers: Record<string, string>;
 }
 
-function refuse(
-  status: number,
-  code: AppError['code'],
-  message: string,
-  headers: Record<string, string> = {},
-) {
-  return new AppError(code, status, message, headers);
-}
-
 export async function checkMessagesRequest(
   input: MessagesRequestInput,
   deps: CheckDeps,
@@ -80,38 +71,28 @@ export async function checkMessagesRequest(
   // 1 and 2: the key.
   const apikeys = params.getAll('apikey');
   if (apikeys.length === 0 || (apikeys.length === 1 && apikeys[0] === '')) {
-    throw refuse(
-      401,
-      'missing_api_key',
-      'apikey is required: pass your API key as the apikey query parameter',
-    );
+    throw readKeyErrors.missing();
   }
-  const invalidKey = () =>
-    refuse(401, 'invalid_api_key', 'the API key is not valid (mistyped, unknown or revoked)');
-  if (apikeys.length > 1) throw invalidKey();
+  if (apikeys.length > 1) throw readKeyErrors.invalid();
   const key = await deps.verifyKey(apikeys[0] ?? '');
-  if (!key) throw invalidKey();
-  if (key.scope !== 'read') {
-    throw refuse(401, 'invalid_api_key', otherScopeMessage(key.scope, 'read messages', 'read'));
-  }
+  if (!key) throw readKeyErrors.invalid();
+  if (key.scope !== 'read') throw readKeyErrors.otherScope(key.scope);
 
   // From here on the key is known: a limited key's answers all carry its rate-limit fields.
   const limit = key.rateLimit;
   const headersNow = async () => (limit ? await deps.peekRateLimit(key.id, limit) : {});
-  const fail = async (status: number, code: AppError['code'], message: string) =>
-    refuse(status, code, message, await headersNow());
+  const fail = async (error: AppError) => error.withHeaders(await headersNow());
 
   // 3 and 4: the hub.
-  if (!isValidHubId(input.hubId)) throw await fail(400, 'invalid_hub_id', 'hubId must be 1 to 20 digits');
-  if (key.hubId !== input.hubId)
-    throw await fail(403, 'forbidden', 'this API key does not give access to this hub');
+  if (!isValidHubId(input.hubId)) throw await fail(hubErrors.invalidId());
+  if (key.hubId !== input.hubId) throw await fail(readKeyErrors.forbidden());
   const hub = await deps.getHub(input.hubId);
-  if (!hub) throw await fail(403, 'forbidden', 'this API key does not give access to this hub');
+  if (!hub) throw await fail(readKeyErrors.forbidden());
 
   // 5: parameters given twice.
   for (const name of SINGLE_VALUED) {
     if (params.getAll(name).length > 1) {
-      throw await fail(400, 'duplicate_parameter', `${name} must be given at most once`);
+      throw await fail(messageErrors.duplicateParameter(name));
     }
   }
 
@@ -120,13 +101,13 @@ export async function checkMessagesRequest(
     const text = params.get(name);
     if (text === null) return undefined;
     const day = parseCalendarDay(text);
-    if (!day) throw await fail(400, 'invalid_date', badDayMessage(name, text));
+    if (!day) throw await fail(messageErrors.invalidDate(name, text));
     return day;
   };
   const from = await readDay('from');
   const to = await readDay('to');
   if (from && to && dayKey(from) > dayKey(to)) {
-    throw await fail(400, 'invalid_range', 'from must not be later than to');
+    throw await fail(messageErrors.invalidRange());
   }
 
   // Extension: the days may be read in another zone for this request.
@@ -134,7 +115,7 @@ export async function checkMessagesRequest(
   const tz = params.get('tz');
   if (tz !== null) {
     const zone = canonicalTimeZone(tz);
-    if (!zone) throw await fail(400, 'invalid_time_zone', `tz ${TIME_ZONE_RULE}`);
+    if (!zone) throw await fail(messageErrors.invalidTimeZone());
     timeZone = zone;
   }
 
@@ -143,12 +124,7 @@ export async function checkMessagesRequest(
   if (limit) {
     const decision = await deps.consumeRateLimit(key.id, limit);
     if (!decision.allowed) {
-      throw refuse(
-        429,
-        'rate_limited',
-        'too many requests for this API key; retry after the time given',
-        decision.headers,
-      );
+      throw readKeyErrors.rateLimited(decision.headers);
     }
     headers = decision.headers;
   }

@@ -1,7 +1,6 @@
 /** The one public operation: GET|HEAD /api/line/:hubId/messages (CONTRACT §1-3). */
 import { PassThrough, pipeline, Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError } from '../../lib/errors.js';
 import {
   createCompressor,
   etagMatches,
@@ -17,6 +16,7 @@ import type { RateLimiter } from '../keys/keys.ratelimit.js';
 import type { KeyService } from '../keys/keys.usecases.js';
 import type { AnswerCache } from './messages.cache.js';
 import { type CheckDeps, checkMessagesRequest } from './messages.checks.js';
+import { messageErrors } from './messages.errors.js';
 import { messagesRouteSchema } from './messages.schemas.js';
 import { serializeMessages } from './messages.serializer.js';
 
@@ -34,13 +34,6 @@ export interface MessagesRouteDeps {
 
 /** Every answer on the read path, errors included, may differ by Accept-Encoding. */
 const VARY = 'Accept-Encoding';
-
-export function methodNotAllowed(): AppError {
-  return new AppError('method_not_allowed', 405, 'only GET and HEAD are allowed on this path', {
-    Allow: 'GET, HEAD',
-    Vary: VARY,
-  });
-}
 
 export function createCheckDeps(deps: MessagesRouteDeps): CheckDeps {
   return {
@@ -72,10 +65,10 @@ export function registerMessagesRoutes(
     method: ['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
     url: MESSAGES_PATH,
     onRequest: async () => {
-      throw methodNotAllowed();
+      throw messageErrors.methodNotAllowed();
     },
     handler: async () => {
-      throw methodNotAllowed();
+      throw messageErrors.methodNotAllowed();
     },
   });
 }
