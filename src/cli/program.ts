@@ -19,15 +19,15 @@ import {
   parseCalendarDay,
   TIME_ZONE_RULE,
 } from '../lib/calendar.js';
-import { describeStartFailure, UserError } from '../lib/errors.js';
+import { describeStartFailure, isClientError, UserError } from '../lib/errors.js';
 import { badDayMessage } from '../lib/real-date.js';
 import { requireHubId } from '../modules/hubs/hubs.usecases.js';
 import { importFile } from '../modules/ingest/import.usecases.js';
 import { KEY_PREFIX, maskedKey } from '../modules/keys/keys.format.js';
 import { KEY_SCOPES, type KeySummary, summarizeKey } from '../modules/keys/keys.usecases.js';
 import { serializeMessages } from '../modules/messages/messages.serializer.js';
-import { SqliteStore } from '../store/sqlite/sqlite.store.js';
 import type { KeyScope } from '../store/store.js';
+import { backupTo } from './backup.js';
 import { askNewPassword, readAllStdin } from './password.js';
 import { type GlobalOptions, type Runtime, withRuntime } from './runtime.js';
 
@@ -337,20 +337,7 @@ export function buildProgram(): Command {
     .description('write a consistent copy of the SQLite store while chatlog runs (PostgreSQL: pg_dump)')
     .action(async (file: string) => {
       await withRuntime(globals(), async ({ store }) => {
-        if (!(store instanceof SqliteStore)) {
-          throw new UserError(
-            'the store is PostgreSQL: back it up with pg_dump --format=custom (README, "Backup and restore")',
-          );
-        }
-        const { createProgress } = await import('./progress.js');
-        const progress = createProgress('backup');
-        let started = false;
-        const bytes = await store.backup(file, (done, total) => {
-          if (!started) progress.start(total, 'bytes', 'copying');
-          started = true;
-          progress.update(done);
-        });
-        progress.stop();
+        const bytes = await backupTo(file, store);
         process.stderr.write(
           `chatlog: backup of ${(bytes / 1024 / 1024).toFixed(1)} MiB written to ${file}; keep the server secret (CHATLOG_SECRET or data/secret) with it\n`,
         );
@@ -412,7 +399,8 @@ export async function main(argv: string[]): Promise<number> {
       // Commander already printed its message (help, version, or a usage error).
       return error.exitCode === 0 ? 0 : 1;
     }
-    if (error instanceof UserError) {
+    // A 4xx AppError is the same mistake the API would refuse; its message says what to do.
+    if (error instanceof UserError || isClientError(error)) {
       process.stderr.write(`${ERROR_PREFIX}${error.message}\n`);
     } else {
       process.stderr.write(`${ERROR_PREFIX}${describeStartFailure(error)}\n`);

@@ -139,15 +139,15 @@ export type IngestOperation =
   | { kind: 'follow'; lineId: string; at: number }
   | { kind: 'unfollow'; lineId: string; at: number }
   /** Removes the message with this source id from every later answer, now and if it comes again. */
-  | { kind: 'unsend'; sourceId: string; at: number }
-  /** Creates the contact if needed and sets the fields given. */
-  | {
-      kind: 'contact';
-      lineId: string;
-      vid?: string | undefined;
-      name?: string | undefined;
-      onlyIfNameEmpty?: boolean;
-    };
+  | { kind: 'unsend'; sourceId: string; at: number };
+
+/** What a contact link or a profile look-up sets on a contact. */
+export interface ContactChanges {
+  vid?: string | undefined;
+  name?: string | undefined;
+  /** Set the name only when the contact has none yet (LINE's display name never overrides HubSpot's). */
+  onlyIfNameEmpty?: boolean;
+}
 
 export interface IngestOutcome {
   stored: number;
@@ -158,7 +158,6 @@ export interface IngestOutcome {
 }
 
 export interface Store {
-  readonly kind: 'sqlite' | 'postgres';
   /** Brings the schema up to date; safe to call at every start. */
   migrate(): Promise<void>;
   /** True when the store answers and its schema is current. */
@@ -170,6 +169,11 @@ export interface Store {
   warmUp(): Promise<void>;
   /** Connections by pool (for /metrics). */
   poolState(): PoolState[];
+  /**
+   * Where the engine can copy itself while it runs (SQLite): writes a consistent copy into `file`,
+   * which the caller has created empty; reports bytes copied and resolves to the copy's size.
+   */
+  backup?(file: string, onProgress?: (doneBytes: number, totalBytes: number) => void): Promise<number>;
   close(): Promise<void>;
 
   hubs: {
@@ -218,6 +222,13 @@ export interface Store {
 
   contacts: {
     get(hubId: string, lineId: string): Promise<Contact | undefined>;
+    /** Creates the contact when the hub has none with that LINE id, and sets the fields given. */
+    upsert(
+      hubId: string,
+      lineId: string,
+      changes: ContactChanges,
+      now: number,
+    ): Promise<{ contact: Contact; created: boolean }>;
   };
 
   accounts: {

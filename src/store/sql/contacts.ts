@@ -1,0 +1,61 @@
+/** The contacts table: a hub's LINE friends, in the order the hub first saw them. */
+import type { Contact, ContactChanges } from '../store.js';
+import type { Sql, Transaction } from './executor.js';
+
+export function getContact(sql: Sql, hubId: string, lineId: string): Promise<Contact | undefined> {
+  return sql.get<Contact>(
+    'SELECT line_id AS "lineId", vid, name FROM contacts WHERE hub_id = ? AND line_id = ?',
+    [hubId, lineId],
+  );
+}
+
+/** The contact's row id, the contact created when the hub has none; `created` says which. */
+export async function contactIdOf(
+  tx: Transaction,
+  hubId: string,
+  lineId: string,
+  now: number,
+): Promise<{ id: number; created: boolean }> {
+  const find = () =>
+    tx.get<{ id: number }>('SELECT id FROM contacts WHERE hub_id = ? AND line_id = ?', [hubId, lineId]);
+  const existing = await find();
+  if (existing) return { id: existing.id, created: false };
+  const inserted = await tx.get<{ id: number }>(
+    `INSERT INTO contacts (hub_id, line_id, created_at) VALUES (?, ?, ?)
+     ON CONFLICT (hub_id, line_id) DO NOTHING RETURNING id`,
+    [hubId, lineId, now],
+  );
+  if (inserted) return { id: inserted.id, created: true };
+  // PostgreSQL: another node created it a moment ago; its insert has committed by now.
+  const concurrent = await find();
+  if (!concurrent) throw new Error(`contact ${lineId} vanished`);
+  return { id: concurrent.id, created: false };
+}
+
+/** Sets the fields given (a name only when the contact has none yet, with `onlyIfNameEmpty`). */
+export async function changeContact(tx: Transaction, id: number, changes: ContactChanges): Promise<void> {
+  if (changes.vid !== undefined) await tx.run('UPDATE contacts SET vid = ? WHERE id = ?', [changes.vid, id]);
+  if (changes.name !== undefined) {
+    await tx.run(
+      changes.onlyIfNameEmpty
+        ? "UPDATE contacts SET name = ? WHERE id = ? AND name = ''"
+        : 'UPDATE contacts SET name = ? WHERE id = ?',
+      [changes.name, id],
+    );
+  }
+}
+
+/** LINE's follow (the friend added the account, or came back) and unfollow (blocked it). */
+export async function setFollowing(
+  tx: Transaction,
+  id: number,
+  following: boolean,
+  at: number,
+): Promise<void> {
+  await tx.run(
+    following
+      ? 'UPDATE contacts SET followed_at = ?, unfollowed_at = NULL WHERE id = ?'
+      : 'UPDATE contacts SET unfollowed_at = ? WHERE id = ?',
+    [at, id],
+  );
+}

@@ -1,0 +1,171 @@
+/**
+ * The versioned schema, written once for both engines, and the one function that brings a store
+ * up to date. A released migration is never edited: add a new one.
+ *
+ * The engines differ only in type names and table options, which each engine gives as DdlTypes.
+ */
+import type { Sql, Transaction } from './executor.js';
+
+export interface DdlTypes {
+  /** A 64-bit integer: epoch ms, ids, counters. */
+  int64: string;
+  bytes: string;
+  /** A 64-bit integer primary key that numbers rows in insertion order. */
+  serialKey: string;
+  /** After a table's closing parenthesis. */
+  table: string;
+  /** After the closing parenthesis of a table keyed by its primary key alone. */
+  keyedTable: string;
+}
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql(t: DdlTypes): string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'hubs, contacts, messages, api keys',
+    sql: (t) => `
+      CREATE TABLE hubs (
+        id TEXT PRIMARY KEY,
+        time_zone TEXT NOT NULL DEFAULT 'UTC',
+        line_channel_secret_encrypted ${t.bytes},
+        data_version ${t.int64} NOT NULL DEFAULT 0,
+        created_at ${t.int64} NOT NULL
+      )${t.table};
+
+      -- id grows with every new contact, so it is the order in which the hub first saw them.
+      CREATE TABLE contacts (
+        id ${t.serialKey},
+        hub_id TEXT NOT NULL REFERENCES hubs(id),
+        line_id TEXT NOT NULL,
+        vid TEXT NOT NULL DEFAULT '',
+        name TEXT NOT NULL DEFAULT '',
+        created_at ${t.int64} NOT NULL,
+        UNIQUE (hub_id, line_id)
+      )${t.table};
+      CREATE INDEX contacts_by_hub_in_first_seen_order ON contacts(hub_id, id);
+
+      -- id is the arrival sequence; sender NULL means "the friend" (rendered with the contact's name).
+      CREATE TABLE messages (
+        id ${t.serialKey},
+        hub_id TEXT NOT NULL REFERENCES hubs(id),
+        contact_id ${t.int64} NOT NULL REFERENCES contacts(id),
+        created_at ${t.int64} NOT NULL,
+        sender TEXT,
+        msg TEXT NOT NULL,
+        content_type TEXT NOT NULL,
+        source_id TEXT NOT NULL,
+        UNIQUE (hub_id, source_id)
+      )${t.table};
+      -- Answers "one hub, one time range, in answer order" by walking contacts in first-seen
+      -- order and seeking each contact's range: no sort, no temporary b-tree.
+      CREATE INDEX messages_by_contact_and_time ON messages(contact_id, created_at, id);
+
+      CREATE TABLE api_keys (
+        id TEXT PRIMARY KEY,
+        hub_id TEXT NOT NULL REFERENCES hubs(id),
+        scope TEXT NOT NULL CHECK (scope IN ('read', 'ingest')),
+        label TEXT NOT NULL DEFAULT '',
+        key_hash ${t.bytes} NOT NULL UNIQUE,
+        key_encrypted ${t.bytes} NOT NULL,
+        key_start TEXT NOT NULL,
+        created_at ${t.int64} NOT NULL,
+        last_used_at ${t.int64},
+        revoked_at ${t.int64},
+        rate_limit_requests INTEGER,
+        rate_limit_per_seconds INTEGER
+      )${t.table};
+      CREATE INDEX api_keys_by_hub ON api_keys(hub_id, created_at);
+    `,
+  },
+  {
+    version: 2,
+    name: 'LINE webhooks: source of messages, unsent messages, follow state, channel access token',
+    sql: (t) => `
+      ALTER TABLE hubs ADD COLUMN line_channel_access_token_encrypted ${t.bytes};
+      ALTER TABLE contacts ADD COLUMN followed_at ${t.int64};
+      ALTER TABLE contacts ADD COLUMN unfollowed_at ${t.int64};
+      -- Where a LINE message was said: 'user' (one-to-one), 'group' or 'room', and that chat's id.
+      ALTER TABLE messages ADD COLUMN source_kind TEXT;
+      ALTER TABLE messages ADD COLUMN source_chat_id TEXT;
+      -- Messages the friend took back (LINE's unsend): never stored again, even when redelivered.
+      CREATE TABLE unsent_messages (
+        hub_id TEXT NOT NULL REFERENCES hubs(id),
+        source_id TEXT NOT NULL,
+        unsent_at ${t.int64} NOT NULL,
+        PRIMARY KEY (hub_id, source_id)
+      )${t.keyedTable};
+    `,
+  },
+  {
+    version: 3,
+    name: 'time index for short ranges',
+    sql: () => `
+      -- One day of a hub with many contacts: read the range by time and sort it in memory,
+      -- instead of visiting every contact of the hub.
+      CREATE INDEX messages_by_hub_and_time ON messages(hub_id, created_at, id);
+    `,
+  },
+  {
+    version: 4,
+    name: 'account screen: accounts, their hubs, sessions',
+    sql: (t) => `
+      CREATE TABLE accounts (
+        id ${t.serialKey},
+        email TEXT NOT NULL UNIQUE,
+        password_hash TEXT NOT NULL,
+        created_at ${t.int64} NOT NULL
+      )${t.table};
+      CREATE TABLE account_hubs (
+        account_id ${t.int64} NOT NULL REFERENCES accounts(id),
+        hub_id TEXT NOT NULL REFERENCES hubs(id),
+        PRIMARY KEY (account_id, hub_id)
+      )${t.keyedTable};
+      -- The hash of the session id, never the id the browser holds.
+      CREATE TABLE sessions (
+        id_hash ${t.bytes} PRIMARY KEY,
+        account_id ${t.int64} NOT NULL REFERENCES accounts(id),
+        created_at ${t.int64} NOT NULL,
+        expires_at ${t.int64} NOT NULL
+      )${t.keyedTable};
+      CREATE INDEX sessions_by_expiry ON sessions(expires_at);
+    `,
+  },
+];
+
+export const LATEST_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);
+
+export async function schemaVersion(sql: Sql): Promise<number> {
+  const row = await sql.get<{ version: number | null }>(
+    'SELECT MAX(version) AS version FROM schema_migrations',
+  );
+  return row?.version ?? 0;
+}
+
+/**
+ * Applies every migration the store lacks, in one transaction (the caller's, which holds the
+ * engine's write lock). `holder` names the store in the error a newer schema gets.
+ */
+export async function migrateSchema(tx: Transaction, t: DdlTypes, holder: string): Promise<void> {
+  await tx.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+    version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at ${t.int64} NOT NULL)${t.table}`);
+  const current = await schemaVersion(tx);
+  if (current > LATEST_VERSION) {
+    throw new Error(
+      `${holder} holds schema version ${current}, newer than this chatlog (${LATEST_VERSION}); upgrade chatlog`,
+    );
+  }
+  for (const migration of MIGRATIONS) {
+    if (migration.version <= current) continue;
+    await tx.exec(migration.sql(t));
+    await tx.run('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)', [
+      migration.version,
+      migration.name,
+      Date.now(),
+    ]);
+  }
+}
