@@ -6,16 +6,7 @@
  */
 import pg from 'pg';
 import Cursor from 'pg-cursor';
-import {
-  ANSWER_COLUMNS,
-  ANSWER_ORDER,
-  type AnswerTuple,
-  answerBounds,
-  isBounded,
-  SORT_IN_MEMORY_MAX_ROWS,
-  STREAM_BATCH_ROWS,
-  toMessageRow,
-} from '../sql/answers.js';
+import * as answer from '../sql/answers.js';
 import type { Sql, Transaction } from '../sql/executor.js';
 import type { GroupOutcome, IngestRequest } from '../sql/ingest.js';
 import { type DdlTypes, migrateSchema } from '../sql/schema.js';
@@ -49,7 +40,7 @@ const POSTGRES_TYPES: DdlTypes = {
  * memory on the database; the incremental sort only orders each contact's rows, already in order.
  */
 const STREAM_SQL = `
-  SELECT ${ANSWER_COLUMNS}
+  SELECT ${answer.COLUMNS}
   FROM contacts AS c
   CROSS JOIN LATERAL (
     SELECT m.sender, m.msg, m.content_type, m.created_at, m.id
@@ -57,15 +48,15 @@ const STREAM_SQL = `
     WHERE m.contact_id = c.id AND m.created_at >= $2 AND m.created_at < $3
   ) AS m
   WHERE c.hub_id = $1
-  ${ANSWER_ORDER}`;
+  ${answer.ORDER}`;
 
 /** A short range (one day): read it by the (hub, time) index and sort it. */
 const STREAM_BY_TIME_SQL = `
-  SELECT ${ANSWER_COLUMNS}
+  SELECT ${answer.COLUMNS}
   FROM messages AS m
   JOIN contacts AS c ON c.id = m.contact_id
   WHERE m.hub_id = $1 AND m.created_at >= $2 AND m.created_at < $3
-  ${ANSWER_ORDER}`;
+  ${answer.ORDER}`;
 
 const COUNT_IN_RANGE_SQL = `
   SELECT COUNT(*)::int AS n FROM (
@@ -263,17 +254,17 @@ export class PostgresStore extends SqlStore {
       broken ??= error;
     };
     client.on('error', onLost);
-    const args = answerBounds(query);
+    const args = answer.bounds(query);
     // Same rows, same order either way; only the cost differs.
     let short = false;
-    if (isBounded(query)) {
+    if (answer.isBounded(query)) {
       try {
         const counted = await client.query<{ n: number }>({
           text: COUNT_IN_RANGE_SQL,
-          values: [...args, SORT_IN_MEMORY_MAX_ROWS + 1],
+          values: [...args, answer.SORT_IN_MEMORY_MAX_ROWS + 1],
           query_timeout: this.smallQueryTimeoutMs,
         } as pg.QueryConfig);
-        short = (counted.rows[0]?.n ?? Number.POSITIVE_INFINITY) <= SORT_IN_MEMORY_MAX_ROWS;
+        short = (counted.rows[0]?.n ?? Number.POSITIVE_INFINITY) <= answer.SORT_IN_MEMORY_MAX_ROWS;
       } catch (error) {
         client.removeListener('error', onLost);
         client.release(error as Error);
@@ -281,13 +272,13 @@ export class PostgresStore extends SqlStore {
       }
     }
     const cursor = client.query(
-      new Cursor<AnswerTuple>(short ? STREAM_BY_TIME_SQL : STREAM_SQL, args, { rowMode: 'array', types }),
+      new Cursor<answer.Tuple>(short ? STREAM_BY_TIME_SQL : STREAM_SQL, args, { rowMode: 'array', types }),
     );
     try {
       for (;;) {
-        const rows = await cursor.read(STREAM_BATCH_ROWS);
-        if (rows.length > 0) yield rows.map(toMessageRow);
-        if (rows.length < STREAM_BATCH_ROWS) return;
+        const rows = await cursor.read(answer.BATCH_ROWS);
+        if (rows.length > 0) yield rows.map(answer.toRow);
+        if (rows.length < answer.BATCH_ROWS) return;
       }
     } catch (error) {
       broken = error as Error;

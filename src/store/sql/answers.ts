@@ -7,7 +7,7 @@ import type { MessageQuery, MessageRow } from '../store.js';
 import type { Sql } from './executor.js';
 
 /** Rows per batch of a stream: big enough to amortise a fetch, small enough to bound memory. */
-export const STREAM_BATCH_ROWS = 512;
+export const BATCH_ROWS = 512;
 
 /**
  * A short range (one day of a big hub) is cheaper read through the time index and sorted in
@@ -15,16 +15,16 @@ export const STREAM_BATCH_ROWS = 512;
  */
 export const SORT_IN_MEMORY_MAX_ROWS = 20_000;
 
-/** The select list of an answer row (`c` the contact, `m` the message); see AnswerTuple. */
-export const ANSWER_COLUMNS = `c.id, c.line_id, c.vid, c.name, COALESCE(m.sender, NULLIF(c.name, ''), 'User'),
+/** The select list of an answer row (`c` the contact, `m` the message); see Tuple. */
+export const COLUMNS = `c.id, c.line_id, c.vid, c.name, COALESCE(m.sender, NULLIF(c.name, ''), 'User'),
          m.msg, m.content_type, m.created_at`;
 
 /** Answer order: contacts in first-seen order, each one's messages oldest first. */
-export const ANSWER_ORDER = 'ORDER BY c.id, m.created_at, m.id';
+export const ORDER = 'ORDER BY c.id, m.created_at, m.id';
 
-export type AnswerTuple = [number, string, string, string, string, string, string, number];
+export type Tuple = [number, string, string, string, string, string, string, number];
 
-export function toMessageRow([
+export function toRow([
   contactId,
   lineId,
   vid,
@@ -33,12 +33,12 @@ export function toMessageRow([
   msg,
   contentType,
   createdAt,
-]: AnswerTuple): MessageRow {
+]: Tuple): MessageRow {
   return { contactId, lineId, vid, name, sender, msg, contentType, createdAt };
 }
 
 /** The query's bounds as statement parameters (hub, from inclusive, to exclusive), open ends filled. */
-export function answerBounds(query: MessageQuery): [string, number, number] {
+export function bounds(query: MessageQuery): [string, number, number] {
   return [
     query.hubId,
     query.fromMs ?? Number.MIN_SAFE_INTEGER,

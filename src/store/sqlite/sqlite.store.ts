@@ -8,16 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type Database from 'better-sqlite3';
-import {
-  ANSWER_COLUMNS,
-  ANSWER_ORDER,
-  type AnswerTuple,
-  answerBounds,
-  isBounded,
-  SORT_IN_MEMORY_MAX_ROWS,
-  STREAM_BATCH_ROWS,
-  toMessageRow,
-} from '../sql/answers.js';
+import * as answer from '../sql/answers.js';
 import type { Sql, Transaction } from '../sql/executor.js';
 import { type DdlTypes, migrateSchema } from '../sql/schema.js';
 import { SqlStore } from '../sql/sql-store.js';
@@ -43,19 +34,19 @@ const SQLITE_TYPES: DdlTypes = {
 
 /** The whole hub or a long range: walk contacts in first-seen order, each one's range by index. */
 const STREAM_SQL = `
-  SELECT ${ANSWER_COLUMNS}
+  SELECT ${answer.COLUMNS}
   FROM contacts AS c
   JOIN messages AS m ON m.contact_id = c.id
   WHERE c.hub_id = ? AND m.created_at >= ? AND m.created_at < ?
-  ${ANSWER_ORDER}`;
+  ${answer.ORDER}`;
 
 /** A short range: read it by the (hub, time) index and sort it in memory. */
 const STREAM_BY_TIME_SQL = `
-  SELECT ${ANSWER_COLUMNS}
+  SELECT ${answer.COLUMNS}
   FROM messages AS m INDEXED BY messages_by_hub_and_time
   JOIN contacts AS c ON c.id = m.contact_id
   WHERE m.hub_id = ? AND m.created_at >= ? AND m.created_at < ?
-  ${ANSWER_ORDER}`;
+  ${answer.ORDER}`;
 
 const COUNT_IN_RANGE_SQL = `
   SELECT COUNT(*) FROM (
@@ -64,11 +55,11 @@ const COUNT_IN_RANGE_SQL = `
 
 interface Reader {
   db: Db;
-  stream: Database.Statement<[string, number, number], AnswerTuple>;
-  streamByTime: Database.Statement<[string, number, number], AnswerTuple>;
+  stream: Database.Statement<[string, number, number], answer.Tuple>;
+  streamByTime: Database.Statement<[string, number, number], answer.Tuple>;
   countInRange: Database.Statement<[string, number, number, number], [number]>;
   /** The cursor being read, so close() can end it (a connection with an open cursor cannot close). */
-  cursor?: IterableIterator<AnswerTuple> | undefined;
+  cursor?: IterableIterator<answer.Tuple> | undefined;
 }
 
 function isBusy(error: unknown): boolean {
@@ -109,7 +100,7 @@ export class SqliteStore extends SqlStore {
 
   constructor(options: SqliteStoreOptions) {
     super();
-    this.shortRangeMaxRows = options.shortRangeMaxRows ?? SORT_IN_MEMORY_MAX_ROWS;
+    this.shortRangeMaxRows = options.shortRangeMaxRows ?? answer.SORT_IN_MEMORY_MAX_ROWS;
     fs.mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
     this.file = path.join(options.dataDir, 'chatlog.db');
     // Created private: SQLite gives the -wal and -shm files the same mode.
@@ -239,8 +230,8 @@ export class SqliteStore extends SqlStore {
       const db = openReader(this.file);
       reader = {
         db,
-        stream: db.prepare<[string, number, number], AnswerTuple>(STREAM_SQL).raw(true),
-        streamByTime: db.prepare<[string, number, number], AnswerTuple>(STREAM_BY_TIME_SQL).raw(true),
+        stream: db.prepare<[string, number, number], answer.Tuple>(STREAM_SQL).raw(true),
+        streamByTime: db.prepare<[string, number, number], answer.Tuple>(STREAM_BY_TIME_SQL).raw(true),
         countInRange: db.prepare<[string, number, number, number], [number]>(COUNT_IN_RANGE_SQL).raw(true),
       };
     }
@@ -259,10 +250,10 @@ export class SqliteStore extends SqlStore {
 
   protected async *streamMessages(query: MessageQuery): AsyncGenerator<MessageRow[]> {
     const reader = await this.acquireReader();
-    const args = answerBounds(query);
+    const args = answer.bounds(query);
     // Same rows, same order either way; only the cost differs.
     const short =
-      isBounded(query) &&
+      answer.isBounded(query) &&
       (reader.countInRange.get(...args, this.shortRangeMaxRows + 1)?.[0] ?? Number.POSITIVE_INFINITY) <=
         this.shortRangeMaxRows;
     const rows = (short ? reader.streamByTime : reader.stream).iterate(...args);
@@ -270,13 +261,13 @@ export class SqliteStore extends SqlStore {
     try {
       for (;;) {
         const batch: MessageRow[] = [];
-        while (batch.length < STREAM_BATCH_ROWS) {
+        while (batch.length < answer.BATCH_ROWS) {
           const next = rows.next();
           if (next.done) break;
-          batch.push(toMessageRow(next.value));
+          batch.push(answer.toRow(next.value));
         }
         if (batch.length > 0) yield batch;
-        if (batch.length < STREAM_BATCH_ROWS) return;
+        if (batch.length < answer.BATCH_ROWS) return;
         // The cursor is synchronous and a fast client never makes us wait: give other requests
         // (and timers) their turn between batches, so one big export cannot stall the server.
         await nextTurn();
