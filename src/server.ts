@@ -5,7 +5,7 @@
 import cluster from 'node:cluster';
 import type { DestinationStream } from 'pino';
 import { buildApp } from './app.js';
-import { type Config, metricsEnabled } from './config.js';
+import { appSettings, type Config, metricsEnabled } from './config.js';
 import { describeStartFailure } from './lib/errors.js';
 import { createLogger } from './lib/logger.js';
 import { Metrics } from './lib/metrics.js';
@@ -38,15 +38,8 @@ export async function startServer(
     store,
     secrets,
     logger,
-    lineApiBaseUrl: config.lineApiBaseUrl,
-    redisUrl: config.redisUrl,
-    idleTimeoutMs: config.idleTimeoutMs,
-    headersTimeoutMs: config.headersTimeoutMs,
-    requestTimeoutMs: config.requestTimeoutMs,
-    answerCacheBytes: config.answerCacheBytes,
-    publicUrl: config.publicUrl,
+    ...appSettings(config),
     metrics,
-    metricsToken: config.metricsToken,
   });
 
   const flushLastUsed = () =>

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { buildApp } from '../src/app.js';
+import { appSettings, type Config, loadConfig } from '../src/config.js';
 import { createLogger } from '../src/lib/logger.js';
 import type { Metrics } from '../src/lib/metrics.js';
 import { createSecretBox } from '../src/lib/secrets.js';
@@ -117,31 +118,27 @@ export interface TestServer extends TestStore {
   openConnections(): Promise<number>;
 }
 
+/**
+ * A test store's settings: chatlog's defaults (src/config.settings.ts; the environment of the test run
+ * is not read), its directory and secret, and the test's own.
+ */
+export function testConfig(dir: string, overrides: Partial<Config> = {}): Config {
+  return { ...loadConfig({ CHATLOG_DATA_DIR: dir, CHATLOG_SECRET: TEST_SECRET }), ...overrides };
+}
+
 export async function startTestServer(
-  options: {
-    logLevel?: string;
-    lineApiBaseUrl?: string;
-    idleTimeoutMs?: number;
-    headersTimeoutMs?: number;
-    requestTimeoutMs?: number;
-    publicUrl?: string;
-    metrics?: Metrics;
-    metricsToken?: string;
-  } = {},
+  options: Partial<Config> & { metrics?: Metrics } = {},
 ): Promise<TestServer> {
   const base = await createTestStore();
   const logs = new LogCapture();
+  const { metrics, ...settings } = options;
+  const config = testConfig(base.dir, settings);
   const { app } = buildApp({
     store: base.store,
     secrets: createSecretBox(TEST_SECRET),
-    logger: createLogger(options.logLevel ?? 'info', logs),
-    lineApiBaseUrl: options.lineApiBaseUrl,
-    idleTimeoutMs: options.idleTimeoutMs,
-    headersTimeoutMs: options.headersTimeoutMs,
-    requestTimeoutMs: options.requestTimeoutMs,
-    publicUrl: options.publicUrl,
-    metrics: options.metrics,
-    metricsToken: options.metricsToken,
+    logger: createLogger(config.logLevel, logs),
+    ...appSettings(config),
+    metrics,
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();
