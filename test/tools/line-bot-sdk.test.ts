@@ -8,7 +8,7 @@ import { createHmac } from 'node:crypto';
 import { after, before, test } from 'node:test';
 import { validateSignature, type webhook } from '@line/bot-sdk';
 import fc from 'fast-check';
-import { isValidLineSignature } from '../../src/modules/ingest/line.webhook.js';
+import { isValidLineSignature } from '../../src/modules/ingest/line.signature.js';
 import { DESTINATION, SAMPLE_MESSAGES, signed, USER } from '../fixtures/line.js';
 import { rawRequest, startTestServer, type TestServer } from '../helpers.js';
 

@@ -9,18 +9,13 @@ import { parseTimestamp, TIMESTAMP_RULE } from '../../lib/calendar.js';
 import type { AppError } from '../../lib/errors.js';
 import { httpErrors } from '../../lib/http.errors.js';
 import type { SecretBox } from '../../lib/secrets.js';
-import type { Contact, Hub, IngestOperation, IngestOutcome, Store } from '../../store/store.js';
-import { fetchDisplayName, type ProfileLookup } from '../contacts/line-profile.js';
+import type { Hub, IngestOperation, IngestOutcome, Store } from '../../store/store.js';
+import { ContactService } from '../contacts/contacts.usecases.js';
 import { isValidHubId } from '../hubs/hubs.usecases.js';
 import { ingestErrors } from './ingest.errors.js';
-import type { AccountMessage, ContactLinkBody } from './ingest.schemas.js';
-import {
-  InvalidWebhookBody,
-  isValidLineSignature,
-  lineSignatureProblem,
-  translateWebhook,
-  type WebhookRefusal,
-} from './line.webhook.js';
+import type { AccountMessage } from './ingest.schemas.js';
+import { isValidLineSignature, lineSignatureProblem, type WebhookRefusal } from './line.signature.js';
+import { InvalidWebhookBody, translateWebhook } from './line.webhook.js';
 
 export interface IngestDeps {
   store: Store;
@@ -44,11 +39,13 @@ const HUB_SECRETS_KEPT = 10_000;
 
 export class IngestService {
   private readonly clock: () => number;
-  private readonly lookupsInFlight = new Set<string>();
+  /** Contact writes and LINE display names. */
+  readonly contacts: ContactService;
   private readonly recentHubs = new Map<string, { hub: Hub; secret: string; until: number }>();
 
   constructor(private readonly deps: IngestDeps) {
     this.clock = deps.clock ?? Date.now;
+    this.contacts = new ContactService({ ...deps, clock: this.clock });
   }
 
   /**
@@ -113,37 +110,7 @@ export class IngestService {
     if (translation.operations.length === 0) return;
     const outcome = await this.deps.store.messages.ingest(hubId, translation.operations, now);
     this.deps.onStored?.('webhook', outcome.stored);
-    if (hub.lineChannelAccessTokenEncrypted) {
-      const created = new Set(outcome.contactsCreated);
-      const wanted = translation.profileCandidates.filter((c) => created.has(c.lineId));
-      // Follow events ask again: the friend may have changed their name while away.
-      for (const op of translation.operations) {
-        if (op.kind === 'follow' && !created.has(op.lineId)) {
-          const candidate = translation.profileCandidates.find((c) => c.lineId === op.lineId);
-          if (candidate) wanted.push(candidate);
-        }
-      }
-      for (const lookup of wanted) this.lookUpDisplayName(hubId, hub.lineChannelAccessTokenEncrypted, lookup);
-    }
-  }
-
-  /** Fire and forget: the name arrives when LINE answers; the message is already stored. */
-  private lookUpDisplayName(hubId: string, tokenEncrypted: Buffer, lookup: ProfileLookup): void {
-    const flight = `${hubId} ${lookup.lineId}`;
-    if (this.lookupsInFlight.has(flight)) return;
-    this.lookupsInFlight.add(flight);
-    const token = this.deps.secrets.decrypt(tokenEncrypted);
-    void fetchDisplayName(this.deps.lineApiBaseUrl, token, lookup, this.deps.log)
-      .then(async (name) => {
-        if (name === undefined) return;
-        await this.deps.store.messages.ingest(
-          hubId,
-          [{ kind: 'contact', lineId: lookup.lineId, name, onlyIfNameEmpty: true }],
-          this.clock(),
-        );
-      })
-      .catch((error: unknown) => this.deps.log.warn({ err: error }, 'could not store a LINE display name'))
-      .finally(() => this.lookupsInFlight.delete(flight));
+    this.contacts.lookUpNames(hub, translation.operations, translation.profileCandidates, outcome);
   }
 
   /**
@@ -180,15 +147,5 @@ export class IngestService {
       sourceKind: null,
       sourceChatId: null,
     };
-  }
-
-  /** PUT /ingest/line/:hubId/contacts/:lineId: link the friend to a HubSpot contact, set the name. */
-  async linkContact(hubId: string, lineId: string, body: ContactLinkBody): Promise<Contact> {
-    const vid = body.vid === undefined || body.vid === null ? undefined : String(body.vid);
-    const name = body.name ?? undefined;
-    await this.deps.store.messages.ingest(hubId, [{ kind: 'contact', lineId, vid, name }], this.clock());
-    const contact = await this.deps.store.contacts.get(hubId, lineId);
-    if (!contact) throw new Error('the contact vanished after it was written');
-    return contact;
   }
 }

@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
+import { isValidLineSignature, lineSignature } from '../../../src/modules/ingest/line.signature.js';
 import {
   InvalidWebhookBody,
-  isValidLineSignature,
-  lineSignature,
   renderLineMessage,
   translateWebhook,
 } from '../../../src/modules/ingest/line.webhook.js';
