@@ -131,3 +131,40 @@ test('accounts: created once, password replaced, hubs granted once; sessions exp
   await t.store.sessions.delete(later.idHash);
   assert.equal(await t.store.sessions.find(later.idHash, 10_001), undefined);
 });
+
+test('contacts: created once, linked, named; a LINE name never replaces one already set', async () => {
+  await t.hubs.add('5', {});
+  const before = await t.store.messages.dataVersion('5');
+  const first = await t.store.contacts.upsert('5', 'Ua', { vid: '42' }, 10);
+  assert.deepEqual(first, { contact: { lineId: 'Ua', vid: '42', name: '' }, created: true });
+  const again = await t.store.contacts.upsert('5', 'Ua', { name: 'Aiko' }, 11);
+  assert.deepEqual(again, { contact: { lineId: 'Ua', vid: '42', name: 'Aiko' }, created: false });
+  const fromLine = await t.store.contacts.upsert('5', 'Ua', { name: 'LINE name', onlyIfNameEmpty: true }, 12);
+  assert.equal(fromLine.contact.name, 'Aiko');
+  const named = await t.store.contacts.upsert('5', 'Ub', { name: 'Ben', onlyIfNameEmpty: true }, 13);
+  assert.deepEqual(named.contact, { lineId: 'Ub', vid: '', name: 'Ben' });
+  // Every write counts as a change of the hub's data: a cached answer naming the contact is not served again.
+  assert.equal(await t.store.messages.dataVersion('5'), before + 4);
+  await assert.rejects(t.store.contacts.upsert('no such hub', 'Ua', {}, 14));
+});
+
+test('reads never see a write that has not committed', async () => {
+  await t.hubs.add('6', {});
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  async function* slow() {
+    yield [message({ lineId: 'Uslow', name: 'Slow', createdAt: 1 })];
+    await held;
+  }
+  const importing = t.store.messages.importAll('6', slow(), 0);
+  // The import's transaction holds a new contact and a message, not committed yet.
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.equal(await t.store.contacts.get('6', 'Uslow'), undefined);
+  const versionDuring = await t.store.messages.dataVersion('6');
+  release();
+  await importing;
+  assert.deepEqual(await t.store.contacts.get('6', 'Uslow'), { lineId: 'Uslow', vid: '', name: 'Slow' });
+  assert.equal(await t.store.messages.dataVersion('6'), versionDuring + 1);
+});
