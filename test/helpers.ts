@@ -5,6 +5,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { buildApp } from '../src/app.js';
 import { appSettings, type Config, loadConfig } from '../src/config.js';
+import { SETTINGS } from '../src/config.settings.js';
 import { createLogger } from '../src/lib/logger.js';
 import type { Metrics } from '../src/lib/metrics.js';
 import { createSecretBox } from '../src/lib/secrets.js';
@@ -124,6 +125,12 @@ export interface TestServer extends TestStore {
  */
 export function testConfig(dir: string, overrides: Partial<Config> = {}): Config {
   return { ...loadConfig({ CHATLOG_DATA_DIR: dir, CHATLOG_SECRET: TEST_SECRET }), ...overrides };
+}
+
+/** An environment without any of chatlog's settings (as a newcomer's shell has), for a child process. */
+export function withoutSettings(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const names = new Set(Object.values(SETTINGS).map((setting) => setting.env));
+  return Object.fromEntries(Object.entries(env).filter(([name]) => !names.has(name)));
 }
 
 export async function startTestServer(

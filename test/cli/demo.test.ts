@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { freePort, rawRequest, tempDir } from '../helpers.js';
+import { freePort, rawRequest, tempDir, withoutSettings } from '../helpers.js';
 
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const BIN = path.join(ROOT, 'bin', 'chatlog');
@@ -20,8 +20,8 @@ after(() => {
 /** The environment of a newcomer's shell: no chatlog settings but the data directory given. */
 function cleanEnv(dataDir: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
-  for (const [name, value] of Object.entries(process.env)) {
-    if (!/^(CHATLOG_|PORT$|HOST$|LOG_LEVEL$|DATABASE_URL$|REDIS_URL$|npm_)/.test(name)) env[name] = value;
+  for (const [name, value] of Object.entries(withoutSettings())) {
+    if (!name.startsWith('npm_')) env[name] = value;
   }
   return { ...env, CHATLOG_DATA_DIR: dataDir, ...extra };
 }
