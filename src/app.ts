@@ -29,15 +29,12 @@ import { registerHomeRoutes } from './modules/home/home.routes.js';
 import { HubService } from './modules/hubs/hubs.usecases.js';
 import { registerIngestRoutes } from './modules/ingest/ingest.routes.js';
 import { IngestService } from './modules/ingest/ingest.usecases.js';
+import { createAuthorizeDeps } from './modules/keys/keys.authorize.js';
 import { RateLimiter } from './modules/keys/keys.ratelimit.js';
 import { KeyService } from './modules/keys/keys.usecases.js';
 import { AnswerCache } from './modules/messages/messages.cache.js';
 import { messageErrors } from './modules/messages/messages.errors.js';
-import {
-  answerMessages,
-  createCheckDeps,
-  registerMessagesRoutes,
-} from './modules/messages/messages.routes.js';
+import { answerMessages, registerMessagesRoutes } from './modules/messages/messages.routes.js';
 import { metricsErrors } from './modules/metrics/metrics.errors.js';
 import { isStoreUnavailable, type Store } from './store/store.js';
 
@@ -213,7 +210,7 @@ export function buildApp(deps: AppDeps): App {
     rateLimiter,
     cache: new AnswerCache(deps.answerCacheBytes),
   };
-  const checkDeps = createCheckDeps(routeDeps);
+  const checkDeps = createAuthorizeDeps(routeDeps);
 
   const requestTimeout = deps.requestTimeoutMs ?? 120_000;
   const headersTimeout = Math.min(deps.headersTimeoutMs ?? 15_000, requestTimeout);
@@ -377,7 +374,7 @@ export function buildApp(deps: AppDeps): App {
     onStored: metrics ? (source, count) => metrics.stored(source, count) : undefined,
     onWebhookRefused: metrics ? (reason) => metrics.webhookRefused(reason) : undefined,
   });
-  registerIngestRoutes(app, { ingest, keys, rateLimiter });
+  registerIngestRoutes(app, { ingest, authorize: checkDeps });
   const accounts = new AccountService({
     store: deps.store,
     hubs,

@@ -3,9 +3,8 @@ import type { FastifyInstance } from 'fastify';
 import { httpErrors } from '../../lib/http.errors.js';
 import { JSON_TYPE } from '../../lib/http.js';
 import { checkedByHandler } from '../../lib/schemas.js';
-import type { RateLimiter } from '../keys/keys.ratelimit.js';
-import type { KeyService } from '../keys/keys.usecases.js';
-import { authenticateIngest } from './ingest.auth.js';
+import { type AuthorizeDeps, authorize, keyInBearer } from '../keys/keys.authorize.js';
+import { INGEST_API } from './ingest.auth.js';
 import {
   type AccountMessage,
   type ContactLinkBody,
@@ -27,8 +26,7 @@ function onlyMethods(allowed: string) {
 
 export interface IngestRouteDeps {
   ingest: IngestService;
-  keys: KeyService;
-  rateLimiter: RateLimiter;
+  authorize: AuthorizeDeps;
 }
 
 export function registerIngestRoutes(app: FastifyInstance, deps: IngestRouteDeps): void {
@@ -77,13 +75,13 @@ export function registerIngestRoutes(app: FastifyInstance, deps: IngestRouteDeps
       // The answer depends on the key sent.
       reply.header('Vary', 'Authorization');
       const { hubId } = request.params as { hubId: string };
-      const { headers } = await authenticateIngest(
-        request.headers.authorization,
+      const access = await authorize(deps.authorize, {
+        presented: keyInBearer(request.headers.authorization),
         hubId,
-        deps.keys,
-        deps.rateLimiter,
-      );
-      reply.headers(headers);
+        endpoint: INGEST_API,
+      });
+      // No parameter of the ingest API is checked before its body: the rate limit comes next.
+      reply.headers(await access.admit());
     });
     scope.route<{ Params: { hubId: string }; Body: AccountMessage[] }>({
       method: 'POST',
@@ -100,7 +98,7 @@ export function registerIngestRoutes(app: FastifyInstance, deps: IngestRouteDeps
       url: '/ingest/line/:hubId/contacts/:lineId',
       schema: linkContactRouteSchema,
       handler: async (request, reply) => {
-        const contact = await deps.ingest.linkContact(
+        const contact = await deps.ingest.contacts.link(
           request.params.hubId,
           request.params.lineId,
           request.body,

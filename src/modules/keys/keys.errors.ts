@@ -21,8 +21,22 @@ export const keyErrors = {
   alreadyRevoked: (keyId: string) => new AppError('bad_request', `key ${keyId} is already revoked`),
 };
 
+/** One endpoint's words for refusing a request for its key (keys.authorize.ts). */
+export interface KeyRefusals {
+  /** No key (missing_api_key, 401). */
+  missing(): AppError;
+  /** Not a live key of this service (invalid_api_key, 401). */
+  invalid(): AppError;
+  /** A live key of another scope. */
+  otherScope(scope: KeyScope): AppError;
+  /** The key is not the hub's (forbidden, 403). */
+  forbidden(): AppError;
+  /** The key's rate limit is used up (rate_limited, 429). */
+  rateLimited(headers: Record<string, string>): AppError;
+}
+
 /** The read API's refusals of a request for its key (`apikey` in the query; CONTRACT §1 rows 1, 2, 4, 8). */
-export const readKeyErrors = {
+export const readKeyErrors: KeyRefusals = {
   missing: () =>
     new AppError('missing_api_key', 'apikey is required: pass your API key as the apikey query parameter'),
   invalid: () => new AppError('invalid_api_key', 'the API key is not valid (mistyped, unknown or revoked)'),
@@ -34,7 +48,7 @@ export const readKeyErrors = {
 };
 
 /** The ingest API's (`Authorization: Bearer <key>`); its 401s carry the Bearer challenge. */
-export const ingestKeyErrors = {
+export const ingestKeyErrors: KeyRefusals = {
   missing: () =>
     new AppError('missing_api_key', 'send an ingest key as Authorization: Bearer <key>', BEARER_CHALLENGE),
   invalid: () =>

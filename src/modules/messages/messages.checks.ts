@@ -11,9 +11,8 @@ import {
   parseCalendarDay,
 } from '../../lib/calendar.js';
 import type { AppError } from '../../lib/errors.js';
-import type { ApiKeyRecord, Hub, RateLimit } from '../../store/store.js';
-import { hubErrors } from '../hubs/hubs.errors.js';
-import { isValidHubId } from '../hubs/hubs.usecases.js';
+import type { ApiKeyRecord, Hub } from '../../store/store.js';
+import { type AuthorizeDeps, authorize, type KeyedEndpoint, keyInQuery } from '../keys/keys.authorize.js';
 import { readKeyErrors } from '../keys/keys.errors.js';
 import { messageErrors } from './messages.errors.js';
 
@@ -40,15 +39,16 @@ export interface MessagesRequestInput {
   query: string;
 }
 
-export interface CheckDeps {
-  verifyKey(presented: string): Promise<ApiKeyRecord | undefined>;
-  getHub(hubId: string): Promise<Hub | undefined>;
-  consumeRateLimit(
-    keyId: string,
-    limit: RateLimit,
-  ): Promise<{ allowed: boolean; headers: Record<string, string> }>;
-  peekRateLimit(keyId: string, limit: RateLimit): Promise<Record<string, string>>;
-}
+/** What the checks look up: the key, the hub and the key's rate limit. */
+export type CheckDeps = AuthorizeDeps;
+
+/** The read API's key: scope read, in `apikey`; it reads the hub (its time zone). */
+const READ_API: KeyedEndpoint = {
+  scope: 'read',
+  refusals: readKeyErrors,
+  readsHub: true,
+  limitFieldsOnRefusals: true,
+};
 
 export interface CheckedMessagesRequest {
   key: ApiKeyRecord;
@@ -68,32 +68,18 @@ export async function checkMessagesRequest(
 ): Promise<CheckedMessagesRequest> {
   const params = new URLSearchParams(input.query);
 
-  // 1 and 2: the key.
-  const apikeys = params.getAll('apikey');
-  if (apikeys.length === 0 || (apikeys.length === 1 && apikeys[0] === '')) {
-    throw readKeyErrors.missing();
-  }
-  if (apikeys.length > 1) throw readKeyErrors.invalid();
-  const key = await deps.verifyKey(apikeys[0] ?? '');
-  if (!key) throw readKeyErrors.invalid();
-  if (key.scope !== 'read') throw readKeyErrors.otherScope(key.scope);
-
-  // From here on the key is known: a limited key's answers all carry its rate-limit fields.
-  const limit = key.rateLimit;
-  const headersNow = async () => (limit ? await deps.peekRateLimit(key.id, limit) : {});
-  const fail = async (error: AppError) => error.withHeaders(await headersNow());
-
-  // 3 and 4: the hub.
-  if (!isValidHubId(input.hubId)) throw await fail(hubErrors.invalidId());
-  if (key.hubId !== input.hubId) throw await fail(readKeyErrors.forbidden());
-  const hub = await deps.getHub(input.hubId);
-  if (!hub) throw await fail(readKeyErrors.forbidden());
+  // 1 to 4: the key and the hub.
+  const access = await authorize(deps, {
+    presented: keyInQuery(params),
+    hubId: input.hubId,
+    endpoint: READ_API,
+  });
+  const { key, refuse } = access;
+  const hub = access.hub as Hub;
 
   // 5: parameters given twice.
   for (const name of SINGLE_VALUED) {
-    if (params.getAll(name).length > 1) {
-      throw await fail(messageErrors.duplicateParameter(name));
-    }
+    if (params.getAll(name).length > 1) throw await refuse(messageErrors.duplicateParameter(name));
   }
 
   // 6 and 7: the days.
@@ -101,33 +87,24 @@ export async function checkMessagesRequest(
     const text = params.get(name);
     if (text === null) return undefined;
     const day = parseCalendarDay(text);
-    if (!day) throw await fail(messageErrors.invalidDate(name, text));
+    if (!day) throw await refuse(messageErrors.invalidDate(name, text));
     return day;
   };
   const from = await readDay('from');
   const to = await readDay('to');
-  if (from && to && dayKey(from) > dayKey(to)) {
-    throw await fail(messageErrors.invalidRange());
-  }
+  if (from && to && dayKey(from) > dayKey(to)) throw await refuse(messageErrors.invalidRange());
 
   // Extension: the days may be read in another zone for this request.
   let timeZone = hub.timeZone;
   const tz = params.get('tz');
   if (tz !== null) {
     const zone = canonicalTimeZone(tz);
-    if (!zone) throw await fail(messageErrors.invalidTimeZone());
+    if (!zone) throw await refuse(messageErrors.invalidTimeZone());
     timeZone = zone;
   }
 
   // 8: the rate limit, only when one is set.
-  let headers: Record<string, string> = {};
-  if (limit) {
-    const decision = await deps.consumeRateLimit(key.id, limit);
-    if (!decision.allowed) {
-      throw readKeyErrors.rateLimited(decision.headers);
-    }
-    headers = decision.headers;
-  }
+  const headers = await access.admit();
 
   const range = dayRangeInZone(from, to, timeZone);
   return { key, hub, timeZone, from, to, ...range, headers };

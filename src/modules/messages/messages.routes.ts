@@ -35,15 +35,6 @@ export interface MessagesRouteDeps {
 /** Every answer on the read path, errors included, may differ by Accept-Encoding. */
 const VARY = 'Accept-Encoding';
 
-export function createCheckDeps(deps: MessagesRouteDeps): CheckDeps {
-  return {
-    verifyKey: (presented) => deps.keys.verify(presented),
-    getHub: (hubId) => deps.hubs.get(hubId),
-    consumeRateLimit: (keyId, limit) => deps.rateLimiter.consume(keyId, limit),
-    peekRateLimit: (keyId, limit) => deps.rateLimiter.peek(keyId, limit),
-  };
-}
-
 export function registerMessagesRoutes(
   app: FastifyInstance,
   deps: MessagesRouteDeps,

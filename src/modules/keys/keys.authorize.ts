@@ -1,0 +1,127 @@
+/**
+ * Key authorisation, written once for every endpoint that takes an API key: the read API (key in
+ * `apikey`), the ingest API (`Authorization: Bearer`), and the endpoints of CONTRACT §9-13 (either).
+ *
+ * The checks run in CONTRACT §1's order: the key is missing (1), not a live key of the endpoint's
+ * scope (2), the hub id is not one (3), the key is not the hub's (4). The endpoint then checks its
+ * own parameters, each refusal made through `access.refuse`, and calls `access.admit()` last: the
+ * rate limit is always the final check (§1 row 8). Each endpoint words its refusals itself
+ * (`KeyRefusals`, in keys.errors.ts), so today's answers keep their sentences; §9-13's will answer a
+ * key of the wrong scope with 403 insufficient_scope through their own `otherScope`.
+ */
+import type { AppError } from '../../lib/errors.js';
+import type { ApiKeyRecord, Hub, KeyScope, RateLimit } from '../../store/store.js';
+import { hubErrors } from '../hubs/hubs.errors.js';
+import type { HubService } from '../hubs/hubs.usecases.js';
+import { isValidHubId } from '../hubs/hubs.usecases.js';
+import type { KeyRefusals } from './keys.errors.js';
+import type { RateLimiter } from './keys.ratelimit.js';
+import type { KeyService } from './keys.usecases.js';
+
+/** A key as the request presented it, before anything is looked up. */
+export type PresentedKey =
+  | { kind: 'none' }
+  /** Something stands where a key goes, but not one key (given twice, a header not `Bearer <key>`). */
+  | { kind: 'unreadable' }
+  | { kind: 'key'; key: string };
+
+/** `apikey` in the query (the read API): absent or empty is none; given more than once, unreadable. */
+export function keyInQuery(params: URLSearchParams): PresentedKey {
+  const given = params.getAll('apikey');
+  if (given.length === 0 || (given.length === 1 && given[0] === '')) return { kind: 'none' };
+  if (given.length > 1) return { kind: 'unreadable' };
+  return { kind: 'key', key: given[0] ?? '' };
+}
+
+/** `Authorization: Bearer <key>` (the ingest API): absent or blank is none. */
+export function keyInBearer(authorization: string | undefined): PresentedKey {
+  if (authorization === undefined || authorization.trim() === '') return { kind: 'none' };
+  const key = /^Bearer +(\S+) *$/i.exec(authorization)?.[1];
+  return key ? { kind: 'key', key } : { kind: 'unreadable' };
+}
+
+/** How one endpoint is guarded: the scope it needs and the words of its refusals. */
+export interface KeyedEndpoint {
+  scope: KeyScope;
+  refusals: KeyRefusals;
+  /** The hub must exist (the endpoint reads its settings), not only be the key's. */
+  readsHub: boolean;
+  /**
+   * Refusals made once the key is known carry its rate-limit fields (the read API's do: "every
+   * response", CONTRACT §5); the ingest API's carry them only once admitted.
+   */
+  limitFieldsOnRefusals: boolean;
+}
+
+export interface AuthorizeDeps {
+  verifyKey(presented: string): Promise<ApiKeyRecord | undefined>;
+  getHub(hubId: string): Promise<Hub | undefined>;
+  consumeRateLimit(
+    keyId: string,
+    limit: RateLimit,
+  ): Promise<{ allowed: boolean; headers: Record<string, string> }>;
+  peekRateLimit(keyId: string, limit: RateLimit): Promise<Record<string, string>>;
+}
+
+export function createAuthorizeDeps(services: {
+  keys: KeyService;
+  hubs: HubService;
+  rateLimiter: RateLimiter;
+}): AuthorizeDeps {
+  return {
+    verifyKey: (presented) => services.keys.verify(presented),
+    getHub: (hubId) => services.hubs.get(hubId),
+    consumeRateLimit: (keyId, limit) => services.rateLimiter.consume(keyId, limit),
+    peekRateLimit: (keyId, limit) => services.rateLimiter.peek(keyId, limit),
+  };
+}
+
+/** A key that passed rows 1 to 4, for one request. */
+export interface Access {
+  key: ApiKeyRecord;
+  /** The hub, when the endpoint reads it (KeyedEndpoint.readsHub); else undefined. */
+  hub: Hub | undefined;
+  /** The endpoint's own refusal, as this key's answers carry it. */
+  refuse(error: AppError): Promise<AppError>;
+  /** The last check: takes one request from the key's rate limit; the headers every answer then carries. */
+  admit(): Promise<Record<string, string>>;
+}
+
+export async function authorize(
+  deps: AuthorizeDeps,
+  request: { presented: PresentedKey; hubId: string; endpoint: KeyedEndpoint },
+): Promise<Access> {
+  const { presented, hubId, endpoint } = request;
+  const { refusals } = endpoint;
+
+  // 1 and 2: the key.
+  if (presented.kind === 'none') throw refusals.missing();
+  if (presented.kind === 'unreadable') throw refusals.invalid();
+  const key = await deps.verifyKey(presented.key);
+  if (!key) throw refusals.invalid();
+  if (key.scope !== endpoint.scope) throw refusals.otherScope(key.scope);
+
+  // From here on the key is known.
+  const limit = key.rateLimit;
+  const refuse = async (error: AppError) =>
+    limit && endpoint.limitFieldsOnRefusals
+      ? error.withHeaders(await deps.peekRateLimit(key.id, limit))
+      : error;
+
+  // 3 and 4: the hub.
+  if (!isValidHubId(hubId)) throw await refuse(hubErrors.invalidId());
+  if (key.hubId !== hubId) throw await refuse(refusals.forbidden());
+  let hub: Hub | undefined;
+  if (endpoint.readsHub) {
+    hub = await deps.getHub(hubId);
+    if (!hub) throw await refuse(refusals.forbidden());
+  }
+
+  const admit = async () => {
+    if (!limit) return {};
+    const decision = await deps.consumeRateLimit(key.id, limit);
+    if (!decision.allowed) throw refusals.rateLimited(decision.headers);
+    return decision.headers;
+  };
+  return { key, hub, refuse, admit };
+}
