@@ -13,6 +13,7 @@ import { AppError } from '../../lib/errors.js';
 import { PAGE_SECURITY_HEADERS } from '../../lib/html.js';
 import { httpErrors } from '../../lib/http.errors.js';
 import { JSON_TYPE } from '../../lib/http.js';
+import type { PathMethods } from '../../lib/methods.js';
 import { accountErrors } from './account.errors.js';
 import { type Language, pickLanguage, WORDS, type Words } from './account.i18n.js';
 import { confirmRevokePage, keysPage, messagePage, signInPage } from './account.pages.js';
@@ -46,6 +47,7 @@ export interface AccountRouteDeps {
   accounts: AccountService;
   /** Base URL of the API as clients reach it (for the API URL and the curl example). */
   publicUrl: string | undefined;
+  methods: PathMethods;
 }
 
 function isSecure(request: FastifyRequest, publicUrl: string | undefined): boolean {
@@ -73,6 +75,18 @@ function formOf(request: FastifyRequest): URLSearchParams {
 
 export function registerAccountRoutes(app: FastifyInstance, deps: AccountRouteDeps): void {
   const { accounts } = deps;
+  // Another method on these paths is 405 (a page's path: from the not-found handler).
+  deps.methods.declare(app, { url: '/account', allowed: ['GET', 'HEAD'] });
+  for (const url of [
+    '/account/sign-in',
+    '/account/sign-out',
+    '/account/hubs/:hubId/keys',
+    '/account/keys/:keyId/revoke',
+    '/account/keys/:keyId/reveal',
+  ]) {
+    deps.methods.declare(app, { url, allowed: ['POST'] });
+  }
+  deps.methods.declare(app, { url: '/account/assets/:file', allowed: ['GET', 'HEAD'] });
 
   app.register(async (scope) => {
     scope.addContentTypeParser(

@@ -6,6 +6,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { PAGE_SECURITY_HEADERS } from '../../lib/html.js';
 import { JSON_TYPE } from '../../lib/http.js';
+import type { PathMethods } from '../../lib/methods.js';
 import { type DocumentedRoute, type JsonObject, openApiDocument } from './docs.openapi.js';
 import { docsPage } from './docs.page.js';
 
@@ -16,6 +17,7 @@ const HOST = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
 export interface DocsRouteDeps {
   /** Base URL clients reach the API at (CHATLOG_PUBLIC_URL), for the page's examples. */
   publicUrl: string | undefined;
+  methods: PathMethods;
 }
 
 export function registerDocsRoutes(app: FastifyInstance, deps: DocsRouteDeps): void {
@@ -48,6 +50,8 @@ export function registerDocsRoutes(app: FastifyInstance, deps: DocsRouteDeps): v
     return reply.type(JSON_TYPE).header('Cache-Control', 'no-cache').send(json);
   });
 
+  // /openapi.json is not declared: another method there is 404, as it always was.
+  deps.methods.declare(app, { url: '/docs', allowed: ['GET', 'HEAD'] });
   app.get('/docs', async (request, reply) => {
     // Rendered per request: without CHATLOG_PUBLIC_URL the examples use the Host the client sent.
     const baseUrl = baseUrlOf(request);

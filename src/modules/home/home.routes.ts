@@ -4,6 +4,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { PAGE_SECURITY_HEADERS } from '../../lib/html.js';
+import type { PathMethods } from '../../lib/methods.js';
 
 export const HOME_PAGE = `<!doctype html>
 <html lang="en">
@@ -29,7 +30,8 @@ export const HOME_PAGE = `<!doctype html>
 </html>
 `;
 
-export function registerHomeRoutes(app: FastifyInstance): void {
+export function registerHomeRoutes(app: FastifyInstance, methods: PathMethods): void {
+  methods.declare(app, { url: '/', allowed: ['GET', 'HEAD'] });
   app.get('/', async (_request, reply) =>
     reply
       // Cache-Control: private, no-store, as on every answer (set for all in app.ts).

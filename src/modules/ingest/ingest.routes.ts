@@ -1,7 +1,7 @@
 /** POST /webhooks/line/:hubId (LINE) and the ingest API (/ingest/line/:hubId/...). */
 import type { FastifyInstance } from 'fastify';
-import { httpErrors } from '../../lib/http.errors.js';
 import { JSON_TYPE } from '../../lib/http.js';
+import type { PathMethods } from '../../lib/methods.js';
 import { checkedByHandler } from '../../lib/schemas.js';
 import { type AuthorizeDeps, authorize, keyInBearer } from '../keys/keys.authorize.js';
 import { INGEST_API } from './ingest.auth.js';
@@ -16,17 +16,11 @@ import type { IngestService } from './ingest.usecases.js';
 
 export const WEBHOOK_BODY_LIMIT = 1024 * 1024;
 export const INGEST_BODY_LIMIT = 16 * 1024 * 1024;
-const OTHER_METHODS = ['GET', 'HEAD', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'POST'] as const;
-
-function onlyMethods(allowed: string) {
-  return async () => {
-    throw httpErrors.methodNotAllowed(allowed);
-  };
-}
 
 export interface IngestRouteDeps {
   ingest: IngestService;
   authorize: AuthorizeDeps;
+  methods: PathMethods;
 }
 
 export function registerIngestRoutes(app: FastifyInstance, deps: IngestRouteDeps): void {
@@ -57,12 +51,7 @@ export function registerIngestRoutes(app: FastifyInstance, deps: IngestRouteDeps
         return reply.type(JSON_TYPE).send({});
       },
     });
-    scope.route({
-      method: OTHER_METHODS.filter((m) => m !== 'POST'),
-      url: '/webhooks/line/:hubId',
-      onRequest: onlyMethods('POST'),
-      handler: onlyMethods('POST'),
-    });
+    deps.methods.declare(scope, { url: '/webhooks/line/:hubId', allowed: ['POST'], refuseByRoute: true });
   });
 
   void app.register(async (scope) => {
@@ -108,16 +97,10 @@ export function registerIngestRoutes(app: FastifyInstance, deps: IngestRouteDeps
     });
   });
   // Wrong methods answer 405 without asking for a key.
-  app.route({
-    method: OTHER_METHODS.filter((m) => m !== 'POST'),
-    url: '/ingest/line/:hubId/messages',
-    onRequest: onlyMethods('POST'),
-    handler: onlyMethods('POST'),
-  });
-  app.route({
-    method: OTHER_METHODS.filter((m) => m !== 'PUT'),
+  deps.methods.declare(app, { url: '/ingest/line/:hubId/messages', allowed: ['POST'], refuseByRoute: true });
+  deps.methods.declare(app, {
     url: '/ingest/line/:hubId/contacts/:lineId',
-    onRequest: onlyMethods('PUT'),
-    handler: onlyMethods('PUT'),
+    allowed: ['PUT'],
+    refuseByRoute: true,
   });
 }

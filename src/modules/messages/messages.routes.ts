@@ -1,6 +1,7 @@
 /** The one public operation: GET|HEAD /api/line/:hubId/messages (CONTRACT §1-3). */
 import { PassThrough, pipeline, Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { sendError } from '../../lib/framework-errors.js';
 import {
   createCompressor,
   etagMatches,
@@ -9,11 +10,10 @@ import {
   rawQueryOf,
   weakEtag,
 } from '../../lib/http.js';
+import type { PathMethods } from '../../lib/methods.js';
 import { checkedByHandler } from '../../lib/schemas.js';
 import type { Store } from '../../store/store.js';
-import { type HubService, isValidHubId } from '../hubs/hubs.usecases.js';
-import type { RateLimiter } from '../keys/keys.ratelimit.js';
-import type { KeyService } from '../keys/keys.usecases.js';
+import { isValidHubId } from '../hubs/hubs.usecases.js';
 import type { AnswerCache } from './messages.cache.js';
 import { type CheckDeps, checkMessagesRequest } from './messages.checks.js';
 import { messageErrors } from './messages.errors.js';
@@ -27,19 +27,14 @@ const ANSWER_FORMAT = 1;
 export interface MessagesRouteDeps {
   store: Store;
   cache: AnswerCache;
-  keys: KeyService;
-  hubs: HubService;
-  rateLimiter: RateLimiter;
+  authorize: CheckDeps;
+  methods: PathMethods;
 }
 
 /** Every answer on the read path, errors included, may differ by Accept-Encoding. */
 const VARY = 'Accept-Encoding';
 
-export function registerMessagesRoutes(
-  app: FastifyInstance,
-  deps: MessagesRouteDeps,
-  checkDeps: CheckDeps,
-): void {
+export function registerMessagesRoutes(app: FastifyInstance, deps: MessagesRouteDeps): void {
   app.route<{ Params: { hubId: string } }>({
     method: ['GET', 'HEAD'],
     url: MESSAGES_PATH,
@@ -48,20 +43,37 @@ export function registerMessagesRoutes(
     // checkMessagesRequest checks in CONTRACT §1's order; a schema validator running first would not.
     validatorCompiler: checkedByHandler,
     handler: (request, reply) =>
-      answerMessages(request, reply, request.params.hubId, checkDeps, deps.store, deps.cache),
+      answerMessages(request, reply, request.params.hubId, deps.authorize, deps.store, deps.cache),
   });
-
   // Every other method: 405 before any check, and before any body is read.
-  app.route({
-    method: ['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
+  deps.methods.declare(app, {
     url: MESSAGES_PATH,
-    onRequest: async () => {
-      throw messageErrors.methodNotAllowed();
-    },
-    handler: async () => {
-      throw messageErrors.methodNotAllowed();
-    },
+    allowed: ['GET', 'HEAD'],
+    refuseByRoute: true,
+    refusal: messageErrors.methodNotAllowed,
+    emptySegments: true,
   });
+}
+
+const MALFORMED_MESSAGES_URL = /^\/api\/line\/([^/]*)\/messages\/?$/;
+
+/**
+ * A read API path Fastify cannot route (bad percent-encoding in the hub id) is still answered as
+ * the route answers it: 405 for another method, else the checks in their order (the key first).
+ * Undefined for any other path.
+ */
+export function answerMalformedUrl(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  deps: Omit<MessagesRouteDeps, 'methods'>,
+): FastifyReply | Promise<FastifyReply> | undefined {
+  const path = (request.raw.url ?? '').split('?')[0] ?? '';
+  const match = MALFORMED_MESSAGES_URL.exec(path);
+  if (!match) return undefined;
+  if (request.raw.method !== 'GET' && request.raw.method !== 'HEAD') {
+    return sendError(reply, messageErrors.methodNotAllowed());
+  }
+  return answerMessages(request, reply, match[1] ?? '', deps.authorize, deps.store, deps.cache);
 }
 
 async function* flushAfterFirstChunk(
