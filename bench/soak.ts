@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createSecretBox } from '../src/lib/secrets.js';
 import { HubService } from '../src/modules/hubs/hubs.usecases.js';
-import { lineSignature } from '../src/modules/ingest/line.webhook.js';
+import { lineSignature } from '../src/modules/ingest/line.signature.js';
 import { KeyService } from '../src/modules/keys/keys.usecases.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite.store.js';
 import { readArgs } from './args.js';

@@ -4,7 +4,7 @@
  * Runs in its own process; prints its port.
  */
 import http from 'node:http';
-import { isValidLineSignature } from '../src/modules/ingest/line.webhook.js';
+import { isValidLineSignature } from '../src/modules/ingest/line.signature.js';
 import { listenAsBaseline } from './processes.js';
 
 const secret = process.argv[2] ?? '';

@@ -5,7 +5,7 @@
  *   node --import tsx bench/webhook-load.ts <url> <channelSecret> <concurrency> <seconds> <eventsPerRequest> <idPrefix>
  */
 import http from 'node:http';
-import { lineSignature } from '../src/modules/ingest/line.webhook.js';
+import { lineSignature } from '../src/modules/ingest/line.signature.js';
 
 const [url = '', secret = '', concurrencyText = '32', secondsText = '5', perRequestText = '1', prefix = 'b'] =
   process.argv.slice(2);
