@@ -104,14 +104,15 @@ export interface Chatlog {
 /**
  * `chatlog serve --port 0` in its own process, with `env` over this process's environment (an
  * `undefined` value removes the variable); resolves once it listens (within 30 s).
- * `workers`: `--workers`, or the CLI's default (one per core) when null.
+ * `workers`: `--workers`, or the CLI's default (one per core) when null. `root`: the checkout whose
+ * `bin/chatlog` runs (this one unless given; bench/compare-answers.ts runs two).
  */
 export async function startChatlog(
   env: Record<string, string | undefined>,
-  options: { workers?: number | null; host?: string; signal?: AbortSignal } = {},
+  options: { workers?: number | null; host?: string; signal?: AbortSignal; root?: string } = {},
 ): Promise<Chatlog> {
-  const { workers = 1, host, signal } = options;
-  const args = [path.join(ROOT, 'bin', 'chatlog'), 'serve'];
+  const { workers = 1, host, signal, root = ROOT } = options;
+  const args = [path.join(root, 'bin', 'chatlog'), 'serve'];
   if (workers !== null) args.push('--workers', String(workers));
   args.push('--port', '0');
   if (host !== undefined) args.push('--host', host);
@@ -119,7 +120,7 @@ export async function startChatlog(
   for (const [name, value] of Object.entries(env)) if (value === undefined) delete childEnv[name];
   // The node process itself (bin/chatlog imports the CLI in-process), so its pid is the server's.
   const child = track(
-    spawn(process.execPath, args, { cwd: ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] }),
+    spawn(process.execPath, args, { cwd: root, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] }),
   );
   if (child.pid === undefined) throw new Error('could not start chatlog serve');
   const output: string[] = [];

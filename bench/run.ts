@@ -6,6 +6,8 @@
  *   npm run bench [-- --store sqlite|postgres] [--seconds S]                         run Q1-Q6
  *   npm run bench -- export-rss [--messages N]      peak RSS of one whole-hub export, per encoding
  *   npm run bench -- webhook-ingest [--events-per-request N]   durable webhook events/s on SQLite
+ *   npm run bench -- compare-answers --before DIR --after DIR [--store sqlite|postgres|both]
+ *                                   the same requests and exports to two checkouts, compared byte for byte
  */
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
@@ -15,6 +17,7 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const NAMED: Record<string, string> = {
   'export-rss': 'bench/export-rss.ts',
   'webhook-ingest': 'bench/webhook-ingest.ts',
+  'compare-answers': 'bench/compare-answers.ts',
 };
 
 const [first, ...rest] = process.argv.slice(2);
