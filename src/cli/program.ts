@@ -10,22 +10,14 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { loadConfig, publicBaseUrl, settingOption, settingsHelp } from '../config.js';
-import {
-  type CalendarDay,
-  canonicalTimeZone,
-  dayKey,
-  dayRangeInZone,
-  formatTimestamp,
-  parseCalendarDay,
-  TIME_ZONE_RULE,
-} from '../lib/calendar.js';
+import { formatTimestamp } from '../lib/calendar.js';
 import { describeStartFailure, isClientError, UserError } from '../lib/errors.js';
-import { badDayMessage } from '../lib/real-date.js';
 import { requireHubId } from '../modules/hubs/hubs.usecases.js';
 import { importFile } from '../modules/ingest/import.usecases.js';
 import { KEY_PREFIX, maskedKey } from '../modules/keys/keys.format.js';
 import { KEY_SCOPES, type KeySummary, summarizeKey } from '../modules/keys/keys.usecases.js';
 import { serializeMessages } from '../modules/messages/messages.serializer.js';
+import { exportDays, exportRange, messageRows } from '../modules/messages/messages.usecases.js';
 import type { KeyScope } from '../store/store.js';
 import { backupTo } from './backup.js';
 import { askNewPassword, readAllStdin } from './password.js';
@@ -39,14 +31,6 @@ function positiveInteger(value: string): number {
     throw new InvalidArgumentError('must be a whole number of 1 or more');
   }
   return Number(value);
-}
-
-/** The day of a --from/--to option, in the read API's words when it is wrong. */
-function optionDay(option: string, text: string | undefined): CalendarDay | undefined {
-  if (text === undefined) return undefined;
-  const day = parseCalendarDay(text);
-  if (!day) throw new UserError(badDayMessage(option, text));
-  return day;
 }
 
 function packageVersion(): string {
@@ -310,21 +294,12 @@ export function buildProgram(): Command {
     .option('--to <date>', 'last day, YYYY-MM-DD')
     .option('--tz <zone>', "read the days in this IANA time zone instead of the hub's")
     .action(async (hubId: string, options: { from?: string; to?: string; tz?: string }) => {
-      const from = optionDay('--from', options.from);
-      const to = optionDay('--to', options.to);
-      if (from && to && dayKey(from) > dayKey(to)) throw new UserError('--from must not be later than --to');
+      // The same use case as the read API (modules/messages/messages.usecases.ts).
+      const days = exportDays(options);
       await withRuntime(globals(), async ({ hubs, store }) => {
-        const found = await hubs.require(hubId);
-        let zone = found.timeZone;
-        if (options.tz !== undefined) {
-          const canonical = canonicalTimeZone(options.tz);
-          if (!canonical) throw new UserError(`--tz ${TIME_ZONE_RULE}; got "${options.tz.slice(0, 64)}"`);
-          zone = canonical;
-        }
-        const range = dayRangeInZone(from, to, zone);
-        const rows = store.messages.stream({ hubId: found.id, ...range });
+        const range = await exportRange(hubs, { hubId, ...days, tz: options.tz });
         try {
-          await pipeline(Readable.from(serializeMessages(rows)), process.stdout);
+          await pipeline(Readable.from(serializeMessages(messageRows(store, range))), process.stdout);
         } catch (error) {
           // The reader went away (`chatlog export ... | head`): nothing more to write, not an error.
           if ((error as NodeJS.ErrnoException).code !== 'EPIPE') throw error;

@@ -14,6 +14,12 @@ export const messageErrors = {
     new AppError('duplicate_parameter', `${name} must be given at most once`),
   /** `name`: the parameter as the asker wrote it (`from`, or `--from` on the command line). */
   invalidDate: (name: string, text: string) => new AppError('invalid_date', badDayMessage(name, text)),
-  invalidRange: () => new AppError('invalid_range', 'from must not be later than to'),
-  invalidTimeZone: () => new AppError('invalid_time_zone', `tz ${TIME_ZONE_RULE}`),
+  invalidRange: (from = 'from', to = 'to') =>
+    new AppError('invalid_range', `${from} must not be later than ${to}`),
+  /** The API does not echo the zone given; the command line does (`given`), so a slip is seen. */
+  invalidTimeZone: (name = 'tz', given?: string) =>
+    new AppError(
+      'invalid_time_zone',
+      `${name} ${TIME_ZONE_RULE}${given === undefined ? '' : `; got "${given.slice(0, 64)}"`}`,
+    ),
 };

@@ -13,12 +13,12 @@ import {
 import type { PathMethods } from '../../lib/methods.js';
 import { checkedByHandler } from '../../lib/schemas.js';
 import type { Store } from '../../store/store.js';
-import { isValidHubId } from '../hubs/hubs.usecases.js';
 import type { AnswerCache } from './messages.cache.js';
-import { type CheckDeps, checkMessagesRequest } from './messages.checks.js';
+import type { CheckDeps } from './messages.checks.js';
 import { messageErrors } from './messages.errors.js';
 import { messagesRouteSchema } from './messages.schemas.js';
 import { serializeMessages } from './messages.serializer.js';
+import { askMessages, messageRows } from './messages.usecases.js';
 
 export const MESSAGES_PATH = '/api/line/:hubId/messages';
 /** Bumped whenever the answer's bytes change for the same data, so old ETags stop matching. */
@@ -42,8 +42,7 @@ export function registerMessagesRoutes(app: FastifyInstance, deps: MessagesRoute
     schema: messagesRouteSchema,
     // checkMessagesRequest checks in CONTRACT §1's order; a schema validator running first would not.
     validatorCompiler: checkedByHandler,
-    handler: (request, reply) =>
-      answerMessages(request, reply, request.params.hubId, deps.authorize, deps.store, deps.cache),
+    handler: (request, reply) => answerMessages(request, reply, request.params.hubId, deps),
   });
   // Every other method: 405 before any check, and before any body is read.
   deps.methods.declare(app, {
@@ -73,7 +72,7 @@ export function answerMalformedUrl(
   if (request.raw.method !== 'GET' && request.raw.method !== 'HEAD') {
     return sendError(reply, messageErrors.methodNotAllowed());
   }
-  return answerMessages(request, reply, match[1] ?? '', deps.authorize, deps.store, deps.cache);
+  return answerMessages(request, reply, match[1] ?? '', deps);
 }
 
 async function* flushAfterFirstChunk(
@@ -90,31 +89,25 @@ async function* flushAfterFirstChunk(
   }
 }
 
-export async function answerMessages(
+/**
+ * The answer over HTTP: the use case says which rows (askMessages); this says how they are sent
+ * (a weak ETag and 304, br/gzip/identity, HEAD without a body, small answers from memory, the rest
+ * streamed with backpressure).
+ */
+async function answerMessages(
   request: FastifyRequest,
   reply: FastifyReply,
   hubId: string,
-  checkDeps: CheckDeps,
-  store: Store,
-  cache: AnswerCache,
+  deps: Omit<MessagesRouteDeps, 'methods'>,
 ): Promise<FastifyReply> {
-  // The hub and its change counter are read while the key is checked, not after: one round trip
-  // to PostgreSQL instead of three. Read before the rows, the counter never claims more than the
-  // answer holds. Nothing read for a request that then fails its checks reaches the client.
+  const { store, cache } = deps;
+  // Errors included.
   reply.header('Vary', VARY);
-  const early = isValidHubId(hubId);
-  const hub = early ? checkDeps.getHub(hubId) : undefined;
-  const version = early ? store.messages.dataVersion(hubId) : undefined;
-  hub?.catch(() => undefined);
-  version?.catch(() => undefined);
-  const checked = await checkMessagesRequest(
-    { hubId, query: rawQueryOf(request.raw.url ?? '') },
-    hub ? { ...checkDeps, getHub: () => hub } : checkDeps,
-  );
-  const dataVersion = await (version ?? store.messages.dataVersion(checked.hub.id));
-  const etag = weakEtag([ANSWER_FORMAT, checked.hub.id, dataVersion, checked.fromMs, checked.toMsExclusive]);
+  const asked = await askMessages(deps, { hubId, query: rawQueryOf(request.raw.url ?? '') });
+  const { range } = asked;
+  const etag = weakEtag([ANSWER_FORMAT, range.hubId, asked.dataVersion, range.fromMs, range.toMsExclusive]);
   const encoding = negotiateEncoding(request.headers['accept-encoding']);
-  reply.headers(checked.headers).header('ETag', etag);
+  reply.headers(asked.headers).header('ETag', etag);
 
   if (etagMatches(request.headers['if-none-match'], etag)) return reply.code(304).send();
 
@@ -126,11 +119,7 @@ export async function answerMessages(
   const cached = cache.get(cacheKey);
   if (cached) return reply.header('Content-Length', cached.length).send(cached);
 
-  const rows = store.messages.stream({
-    hubId: checked.hub.id,
-    fromMs: checked.fromMs,
-    toMsExclusive: checked.toMsExclusive,
-  });
+  const rows = messageRows(store, range);
   const logFailure = (error: NodeJS.ErrnoException | null) => {
     if (error && error.code !== 'ERR_STREAM_PREMATURE_CLOSE')
       request.log.error({ err: error }, 'answer stream failed');
