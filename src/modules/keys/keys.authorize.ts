@@ -77,20 +77,20 @@ export function createAuthorizeDeps(services: {
 }
 
 /** A key that passed rows 1 to 4, for one request. */
-export interface Access {
+export interface Access<H extends Hub | undefined = Hub | undefined> {
   key: ApiKeyRecord;
   /** The hub, when the endpoint reads it (KeyedEndpoint.readsHub); else undefined. */
-  hub: Hub | undefined;
+  hub: H;
   /** The endpoint's own refusal, as this key's answers carry it. */
   refuse(error: AppError): Promise<AppError>;
   /** The last check: takes one request from the key's rate limit; the headers every answer then carries. */
   admit(): Promise<Record<string, string>>;
 }
 
-export async function authorize(
+export async function authorize<E extends KeyedEndpoint>(
   deps: AuthorizeDeps,
-  request: { presented: PresentedKey; hubId: string; endpoint: KeyedEndpoint },
-): Promise<Access> {
+  request: { presented: PresentedKey; hubId: string; endpoint: E },
+): Promise<Access<E['readsHub'] extends true ? Hub : undefined>> {
   const { presented, hubId, endpoint } = request;
   const { refusals } = endpoint;
 
@@ -123,5 +123,6 @@ export async function authorize(
     if (!decision.allowed) throw refusals.rateLimited(decision.headers);
     return decision.headers;
   };
-  return { key, hub, refuse, admit };
+  // readsHub true: the hub was read and found above; false: it is undefined.
+  return { key, hub: hub as E['readsHub'] extends true ? Hub : undefined, refuse, admit };
 }

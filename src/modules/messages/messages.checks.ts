@@ -43,12 +43,12 @@ export interface MessagesRequestInput {
 export type CheckDeps = AuthorizeDeps;
 
 /** The read API's key: scope read, in `apikey`; it reads the hub (its time zone). */
-const READ_API: KeyedEndpoint = {
+const READ_API = {
   scope: 'read',
   refusals: readKeyErrors,
   readsHub: true,
   limitFieldsOnRefusals: true,
-};
+} as const satisfies KeyedEndpoint;
 
 export interface CheckedMessagesRequest {
   key: ApiKeyRecord;
@@ -74,8 +74,7 @@ export async function checkMessagesRequest(
     hubId: input.hubId,
     endpoint: READ_API,
   });
-  const { key, refuse } = access;
-  const hub = access.hub as Hub;
+  const { key, hub, refuse } = access;
 
   // 5: parameters given twice.
   for (const name of SINGLE_VALUED) {
