@@ -21,12 +21,9 @@ export const httpErrors = {
   invalidBody: (sentence: string) => new AppError('invalid_body', sentence),
   notFound: () => new AppError('not_found', 'no such resource'),
   /** A path of chatlog's with a method it does not take. */
-  methodNotAllowed: (allowed: string, headers: Record<string, string> = {}) =>
-    new AppError('method_not_allowed', `only ${allowed} is allowed on this path`, {
-      Allow: allowed,
-      ...headers,
-    }),
-  /** The framework's own 405, for a path it routed (none today: every path declares its methods). */
+  methodNotAllowed: (allowed: string) =>
+    new AppError('method_not_allowed', `only ${allowed} is allowed on this path`, { Allow: allowed }),
+  /** Fastify's own 405, should it answer one (chatlog's paths declare their methods: lib/methods.ts). */
   methodNotAllowedHere: () => new AppError('method_not_allowed', 'this method is not allowed here'),
   /** Any other 4xx of the framework's, with the status it chose. */
   notUnderstood: (status = 400) =>
