@@ -1,0 +1,60 @@
+/**
+ * What each part of src/ may import (docs/architecture.md, "Who may import what"), checked on every
+ * relative import of every source file, so a shortcut across layers fails here rather than in review.
+ */
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const SRC = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src');
+
+function sourceFiles(dir: string): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) return sourceFiles(full);
+    return entry.name.endsWith('.ts') ? [full] : [];
+  });
+}
+
+/** Every relative import of the tree, as [importer, imported], both relative to src/ (`modules/keys/keys.usecases`). */
+function imports(): Array<[string, string]> {
+  const pairs: Array<[string, string]> = [];
+  for (const file of sourceFiles(SRC)) {
+    const text = fs.readFileSync(file, 'utf8');
+    for (const match of text.matchAll(/(?:from|import)\s*\(?\s*'(\.{1,2}\/[^']+)'/g)) {
+      const target = path.resolve(path.dirname(file), match[1] ?? '').replace(/\.js$/, '');
+      pairs.push([path.relative(SRC, file).replace(/\.ts$/, ''), path.relative(SRC, target)]);
+    }
+  }
+  return pairs;
+}
+
+/** [who, may not import, why]: both as path prefixes under src/. */
+const RULES: Array<[RegExp, RegExp, string]> = [
+  [/^lib\//, /^(modules|cli|app|server|config)/, 'lib/ is small pure helpers: it knows no module'],
+  [/^lib\//, /^store\/(?!store$)/, 'lib/ sees the Store interface at most, never an engine'],
+  [/^store\//, /^(modules|cli|lib|app|server)/, 'the store knows nothing of HTTP, the CLI or the use cases'],
+  [/^store\/sql\//, /^store\/(sqlite|postgres)\//, 'the shared SQL is written for both engines, not for one'],
+  [/^store\/sqlite\//, /^store\/postgres\//, 'one engine never reaches into the other'],
+  [/^store\/postgres\//, /^store\/sqlite\//, 'one engine never reaches into the other'],
+  [
+    /^modules\//,
+    /^store\/(?!store$)/,
+    'use cases see the Store interface (store/store.ts), never SQL or an engine',
+  ],
+  [/^modules\//, /^(cli|app|server)/, 'modules are called by the composition roots, never the other way'],
+  [/^(?!app$|server$|cli\/)/, /\.routes$/, 'only the composition roots (app.ts) register routes'],
+];
+
+test('each part of src/ imports only what its layer may', () => {
+  const found = imports();
+  assert.ok(found.length > 100, 'the imports were read');
+  const broken = found.flatMap(([from, to]) =>
+    RULES.filter(([who, banned]) => who.test(from) && banned.test(to)).map(
+      ([, , why]) => `${from} imports ${to}: ${why}`,
+    ),
+  );
+  assert.deepEqual(broken, []);
+});
