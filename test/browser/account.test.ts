@@ -4,6 +4,9 @@
  * hide it, revoke it; the same with the keyboard only; the Japanese page; times in the hub's zone,
  * words in the page's language, an example curl that answers with messages, the icons' tooltips,
  * and every action of every key within reach on a 390 px phone. No page breaks its strict CSP.
+ *
+ * Over 400 lines because one browser session walks the whole screen; split, each file would sign in
+ * and start Chromium again.
  */
 // sqlite-only: what the browser sees does not depend on the store, and the account API it calls runs on
 // both stores in test/contract/account.test.ts; on PostgreSQL too it would add 20 s of Chromium.

@@ -1,4 +1,8 @@
-/** The command line (CONTRACT §7), run as a user runs it: bin/chatlog in a child process. */
+/**
+ * The command line (CONTRACT §7), run as a user runs it: bin/chatlog in a child process.
+ *
+ * Over 400 lines because it is §7's table whole, one command after another on one data directory.
+ */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';

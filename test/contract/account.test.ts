@@ -1,6 +1,8 @@
 /**
  * CONTRACT §8 over HTTP (the browser tests drive the same screen in Chromium): sign-in, sessions,
  * CSRF and cross-site refusal, keys issued, copied and revoked, and no full key in any page.
+ *
+ * Over 400 lines because it is CONTRACT §8 whole, against one server.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';

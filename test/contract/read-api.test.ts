@@ -1,4 +1,8 @@
-/** CONTRACT §1-5 against a real listening server. */
+/**
+ * CONTRACT §1-5 against a real listening server.
+ *
+ * Over 400 lines because it is the read API's contract whole, section by section, against one server.
+ */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { brotliDecompressSync, gunzipSync, gzipSync } from 'node:zlib';

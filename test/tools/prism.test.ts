@@ -13,6 +13,8 @@
  * json response body ... Unexpected end of JSON input", answered as Prism's own 500). So each HEAD
  * goes straight to chatlog, and must answer what its GET answered through Prism: the same status
  * and headers, no body.
+ *
+ * Over 400 lines because every request of the document goes through one Prism proxy, started once.
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
