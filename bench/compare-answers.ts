@@ -31,6 +31,9 @@
  * content). Not asked at all: /metrics (the run's counters and timings), the signed-in account
  * pages (times of the run), and any request that stores something, since the two servers must see
  * the same data.
+ *
+ * Over 400 lines because a third of it is the data and the table of requests (one line each), kept
+ * beside the code that reads them so that a case is added in one place.
  */
 import { spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
