@@ -2,6 +2,9 @@
  * The `chatlog` command line (CONTRACT §7). Exit 0 on success; 1 with one clear line on stderr
  * for a user error, starting `chatlog: error: ` like commander's own; never a stack trace unless
  * --debug is given.
+ *
+ * What only one command needs (import, backup, the password prompt, the demo, the server) is
+ * imported by that command, so that `serve` starts without loading the others.
  */
 
 import { readFileSync } from 'node:fs';
@@ -13,14 +16,11 @@ import { loadConfig, publicBaseUrl, settingOption, settingsHelp } from '../confi
 import { formatTimestamp } from '../lib/calendar.js';
 import { describeStartFailure, isClientError, UserError } from '../lib/errors.js';
 import { requireHubId } from '../modules/hubs/hubs.usecases.js';
-import { importFile } from '../modules/ingest/import.usecases.js';
 import { KEY_PREFIX, maskedKey } from '../modules/keys/keys.format.js';
 import { KEY_SCOPES, type KeySummary, summarizeKey } from '../modules/keys/keys.usecases.js';
 import { serializeMessages } from '../modules/messages/messages.serializer.js';
 import { exportDays, exportRange, messageRows } from '../modules/messages/messages.usecases.js';
 import type { KeyScope } from '../store/store.js';
-import { backupTo } from './backup.js';
-import { askNewPassword, readAllStdin } from './password.js';
 import { type GlobalOptions, type Runtime, withRuntime } from './runtime.js';
 
 /** How every error line of the command line starts (commander's own `error: ...` lines too). */
@@ -175,6 +175,7 @@ export function buildProgram(): Command {
     .requiredOption('--hub <hubId...>', 'a hub the account may see (repeat for more)')
     .option('--password-stdin', 'read the password from stdin instead of asking')
     .action(async (email: string, options: { hub: string[]; passwordStdin?: boolean }) => {
+      const { askNewPassword, readAllStdin } = await import('./password.js');
       const password = options.passwordStdin ? await readAllStdin() : await askNewPassword();
       await withRuntime(globals(), async ({ accounts }) => {
         const { created } = await accounts.add(email, options.hub, password);
@@ -274,6 +275,7 @@ export function buildProgram(): Command {
         requireHubId(hubId);
         // Loaded here: only this command draws a progress bar.
         const { createProgress } = await import('./progress.js');
+        const { importFile } = await import('../modules/ingest/import.usecases.js');
         const outcome = await importFile(store, hubId, file, createProgress('import'), {
           // Only once every record has passed its checks.
           beforeWrite: async () => {
@@ -312,6 +314,7 @@ export function buildProgram(): Command {
     .description('write a consistent copy of the SQLite store while chatlog runs (PostgreSQL: pg_dump)')
     .action(async (file: string) => {
       await withRuntime(globals(), async ({ store }) => {
+        const { backupTo } = await import('./backup.js');
         const bytes = await backupTo(file, store);
         process.stderr.write(
           `chatlog: backup of ${(bytes / 1024 / 1024).toFixed(1)} MiB written to ${file}; keep the server secret (CHATLOG_SECRET or data/secret) with it\n`,
