@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RouteOptions } from 'fastify';
+import { settingDefault } from './config.js';
 import {
   createClientErrorWriter,
   createErrorAnswerer,
@@ -84,14 +85,17 @@ export function buildApp(deps: AppDeps): App {
   const methods = new PathMethods();
   const messagesDeps = {
     store: deps.store,
-    cache: new AnswerCache(deps.answerCacheBytes),
+    cache: new AnswerCache(deps.answerCacheBytes ?? settingDefault('answerCacheBytes')),
     authorize: createAuthorizeDeps({ keys, hubs, rateLimiter }),
     methods,
   };
   const answerError = createErrorAnswerer(isStoreUnavailable);
 
-  const requestTimeout = deps.requestTimeoutMs ?? 120_000;
-  const headersTimeout = Math.min(deps.headersTimeoutMs ?? 15_000, requestTimeout);
+  const requestTimeout = deps.requestTimeoutMs ?? settingDefault('requestTimeoutMs');
+  const headersTimeout = Math.min(
+    deps.headersTimeoutMs ?? settingDefault('headersTimeoutMs'),
+    requestTimeout,
+  );
   const app: FastifyInstance = Fastify({
     loggerInstance: deps.logger,
     logController: new OneLinePerRequest(),
@@ -108,7 +112,7 @@ export function buildApp(deps: AppDeps): App {
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
     },
     ...schemaOptions,
-    connectionTimeout: deps.idleTimeoutMs ?? 60_000,
+    connectionTimeout: deps.idleTimeoutMs ?? settingDefault('idleTimeoutMs'),
     // A client that sends its request a byte at a time is not idle, so the idle timeout alone would
     // let it hold a connection for ever: the request must arrive whole within these limits (Node
     // checks them every connectionsCheckingInterval).
@@ -149,7 +153,7 @@ export function buildApp(deps: AppDeps): App {
     store: deps.store,
     secrets: deps.secrets,
     log: app.log,
-    lineApiBaseUrl: deps.lineApiBaseUrl ?? 'https://api.line.me',
+    lineApiBaseUrl: deps.lineApiBaseUrl ?? settingDefault('lineApiBaseUrl'),
     clock,
     onStored: metrics ? (source, count) => metrics.stored(source, count) : undefined,
     onWebhookRefused: metrics ? (reason) => metrics.webhookRefused(reason) : undefined,

@@ -32,6 +32,12 @@ export function loadConfig(
   return config as Config;
 }
 
+/** A setting's default, as the program sees it when nothing sets it (for code that runs without a Config). */
+export function settingDefault<N extends SettingName>(name: N): Config[N] {
+  const setting = SETTINGS[name];
+  return setting.parse(undefined, setting.env) as Config[N];
+}
+
 /** A setting's option for commander: its flags, and its help naming the variable and the default. */
 export function settingOption(name: SettingName): [flags: string, description: string] {
   const setting = SETTINGS[name];

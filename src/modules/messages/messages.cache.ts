@@ -7,15 +7,13 @@
  */
 import { Transform, type TransformCallback } from 'node:stream';
 
-export const DEFAULT_ANSWER_CACHE_BYTES = 64 * 1024 * 1024;
-
 export class AnswerCache {
   private readonly entries = new Map<string, Buffer>();
   private bytes = 0;
   /** The largest answer kept, measured as JSON before any compression. */
   readonly maxEntryBytes: number;
 
-  constructor(private readonly maxBytes = DEFAULT_ANSWER_CACHE_BYTES) {
+  constructor(private readonly maxBytes: number) {
     this.maxEntryBytes = Math.floor(maxBytes / 16);
   }
 
