@@ -3,7 +3,7 @@ import type pg from 'pg';
 import { numberPlaceholders, type SqlValue, type Transaction } from '../sql/executor.js';
 
 /** Statements on a pool (each on whichever connection is free) or on one checked-out client. */
-export function postgresSql(client: pg.Pool | pg.PoolClient, queryTimeoutMs?: number): Transaction {
+export function postgresSql(client: pg.Pool | pg.ClientBase, queryTimeoutMs?: number): Transaction {
   const query = <T extends pg.QueryResultRow>(text: string, values: readonly SqlValue[] = []) =>
     client.query<T>({
       text: numberPlaceholders(text),

@@ -1,0 +1,76 @@
+/**
+ * Wake-ups for long polls (CONTRACT §9 `wait`): a reader that found nothing new waits until a change
+ * to its hub commits, on this node or any other, or until its time is up.
+ *
+ * Subscribe first, then look, then wait: a change that commits between the look and the wait still
+ * wakes the reader. A wake-up says "look again", never what changed, so a lost or extra one costs
+ * a read at most; a reader whose wake-up never comes answers when its time is up.
+ */
+
+export interface Waiter {
+  /** Resolves true when woken, false when `ms` passed (or the waiter was cancelled) first. */
+  wait(ms: number): Promise<boolean>;
+  /** Stops waiting; call it once the answer is made, woken or not. */
+  cancel(): void;
+}
+
+export interface Wakeups {
+  subscribe(hubId: string): Waiter;
+}
+
+/** The waiters of this process, by hub. Each engine's wake-ups end here. */
+export class LocalWakeups implements Wakeups {
+  private readonly waiting = new Map<string, Set<() => void>>();
+
+  subscribe(hubId: string): Waiter {
+    let woken = false;
+    let wake: (() => void) | undefined;
+    const onChange = () => {
+      woken = true;
+      wake?.();
+    };
+    let set = this.waiting.get(hubId);
+    if (!set) {
+      set = new Set();
+      this.waiting.set(hubId, set);
+    }
+    set.add(onChange);
+    const cancel = () => {
+      set.delete(onChange);
+      if (set.size === 0 && this.waiting.get(hubId) === set) this.waiting.delete(hubId);
+      wake?.();
+    };
+    return {
+      wait: (ms) =>
+        woken
+          ? Promise.resolve(true)
+          : new Promise<boolean>((resolve) => {
+              const timer = setTimeout(() => resolve(woken), ms);
+              wake = () => {
+                clearTimeout(timer);
+                resolve(woken);
+              };
+            }),
+      cancel,
+    };
+  }
+
+  /** Wakes every waiter of these hubs: after a commit here, or when another node says it committed. */
+  wake(hubIds: Iterable<string>): void {
+    for (const hubId of hubIds) {
+      for (const onChange of this.waiting.get(hubId) ?? []) onChange();
+    }
+  }
+
+  /** Wakes every waiter (after a lost connection to the other nodes: something may have been missed). */
+  wakeAll(): void {
+    this.wake([...this.waiting.keys()]);
+  }
+
+  /** How many readers wait now (for metrics and tests). */
+  get size(): number {
+    let n = 0;
+    for (const set of this.waiting.values()) n += set.size;
+    return n;
+  }
+}
