@@ -170,7 +170,8 @@ type LookupCallback = (
  * A `lookup` for http(s).request at delivery: resolves the name, refuses the connection when any
  * address may not be reached, and otherwise connects to the first, checked address. Use it with a
  * connection per delivery (`agent: false`) or an agent of the endpoint's own: a pooled connection
- * is reused without a look-up.
+ * is reused without a look-up. Node connects to an IP address written in the URL without calling
+ * it at all: check such a host with `addressProblem` first (attemptDelivery does).
  */
 export function guardedLookup(scheme: 'http:' | 'https:', policy: UrlPolicy, resolve: Resolve = resolveAll) {
   return (host: string, options: dns.LookupOptions, callback: LookupCallback): void => {

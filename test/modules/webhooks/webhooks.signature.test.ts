@@ -20,7 +20,7 @@ test('a new secret is whsec_ and base64 of at least 24 random bytes, each one ne
     '',
     'whsec_',
     'whsec_c2hvcnQ=',
-    'secret_' + 'A'.repeat(44),
+    `secret_${'A'.repeat(44)}`,
     `whsec_${'A'.repeat(43)}`,
   ]) {
     assert.equal(isWebhookSecret(text), false, text);
