@@ -23,8 +23,23 @@ export interface Transaction extends Sql {
 }
 
 /**
+ * The transaction cannot go on: a savepoint could not be rolled back (the engine already undid the
+ * whole transaction, after a disk error say). `original` is what went wrong first.
+ */
+export class TransactionAborted extends Error {
+  constructor(
+    readonly original: unknown,
+    readonly rollbackError: unknown,
+  ) {
+    super('the transaction was aborted');
+    this.name = 'TransactionAborted';
+  }
+}
+
+/**
  * Runs `work` inside a savepoint of `tx`: undone alone when it throws, the rest of the
- * transaction going on (one bad request in a group commit fails alone).
+ * transaction going on (one bad request in a group commit fails alone). When even the savepoint
+ * cannot be undone, throws TransactionAborted: the whole transaction must be given up.
  */
 export async function inSavepoint<T>(tx: Transaction, work: () => Promise<T>): Promise<T> {
   await tx.exec('SAVEPOINT request');
@@ -33,8 +48,12 @@ export async function inSavepoint<T>(tx: Transaction, work: () => Promise<T>): P
     await tx.exec('RELEASE SAVEPOINT request');
     return result;
   } catch (error) {
-    await tx.exec('ROLLBACK TO SAVEPOINT request');
-    await tx.exec('RELEASE SAVEPOINT request');
+    try {
+      await tx.exec('ROLLBACK TO SAVEPOINT request');
+      await tx.exec('RELEASE SAVEPOINT request');
+    } catch (rollbackError) {
+      throw new TransactionAborted(error, rollbackError);
+    }
     throw error;
   }
 }

@@ -5,7 +5,7 @@
  */
 import type { IngestOperation, IngestOutcome } from '../store.js';
 import { contactIdOf, setFollowing } from './contacts.js';
-import { inSavepoint, type Transaction } from './executor.js';
+import { inSavepoint, type Transaction, TransactionAborted } from './executor.js';
 import { bumpDataVersion } from './hubs.js';
 
 export interface IngestRequest {
@@ -97,6 +97,8 @@ export async function applyGroup(tx: Transaction, group: readonly IngestRequest[
       outcomes.push(await inSavepoint(tx, () => applyIngest(tx, request)));
       if (request.operations.length > 0) changedHubs.add(request.hubId);
     } catch (error) {
+      // The transaction itself is lost: every request of the group fails with what went wrong first.
+      if (error instanceof TransactionAborted) throw error.original;
       outcomes.push({ failed: error });
     }
   }

@@ -24,7 +24,7 @@ const WRITE_LOCK_WAIT_MS = 5_000;
 const IDLE_READERS_KEPT = 4;
 const MAX_READERS = 16;
 
-const SQLITE_TYPES: DdlTypes = {
+export const SQLITE_TYPES: DdlTypes = {
   int64: 'INTEGER',
   bytes: 'BLOB',
   serialKey: 'INTEGER PRIMARY KEY',
@@ -69,11 +69,15 @@ function isBusy(error: unknown): boolean {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-/** A connection that only reads; it waits (blocking) while SQLite recovers the WAL, which is rare and short. */
-function openReader(file: string): Db {
+/**
+ * A connection that only reads. `busyWaitMs`: how long it waits (blocking) while SQLite recovers the
+ * WAL, which is rare and short: a stream's reader waits; the small reads of every request fail at
+ * once (503, retried by the client) rather than hold the event loop.
+ */
+function openReader(file: string, busyWaitMs: number): Db {
   const db = openDatabase(file, { fileMustExist: true });
   db.pragma('query_only = ON');
-  db.pragma('busy_timeout = 10000');
+  db.pragma(`busy_timeout = ${busyWaitMs}`);
   return db;
 }
 
@@ -113,7 +117,7 @@ export class SqliteStore extends SqlStore {
     // Never block the event loop waiting for a lock: writes retry asynchronously (beginWrite).
     this.db.pragma('busy_timeout = 0');
     this.writer = sqliteSql(this.db);
-    this.readsDb = openReader(this.file);
+    this.readsDb = openReader(this.file, 0);
     this.reads = sqliteSql(this.readsDb);
     this.answerReads = this.reads;
   }
@@ -222,12 +226,13 @@ export class SqliteStore extends SqlStore {
 
   /** At most MAX_READERS answers read at once (each holds a connection and its cache); others wait their turn. */
   private async acquireReader(): Promise<Reader> {
-    while (this.busyReaders.size >= MAX_READERS) {
+    while (this.busyReaders.size >= MAX_READERS && !this.connectionsClosed) {
       await new Promise<void>((resolve) => this.readerWaiters.push(resolve));
     }
+    if (this.connectionsClosed) throw new Error('the store is closed');
     let reader = this.idleReaders.pop();
     if (!reader) {
-      const db = openReader(this.file);
+      const db = openReader(this.file, 10_000);
       reader = {
         db,
         stream: db.prepare<[string, number, number], answer.Tuple>(STREAM_SQL).raw(true),
@@ -251,12 +256,18 @@ export class SqliteStore extends SqlStore {
   protected async *streamMessages(query: MessageQuery): AsyncGenerator<MessageRow[]> {
     const reader = await this.acquireReader();
     const args = answer.bounds(query);
-    // Same rows, same order either way; only the cost differs.
-    const short =
-      answer.isBounded(query) &&
-      (reader.countInRange.get(...args, this.shortRangeMaxRows + 1)?.[0] ?? Number.POSITIVE_INFINITY) <=
-        this.shortRangeMaxRows;
-    const rows = (short ? reader.streamByTime : reader.stream).iterate(...args);
+    let rows: IterableIterator<answer.Tuple>;
+    try {
+      // Same rows, same order either way; only the cost differs.
+      const short =
+        answer.isBounded(query) &&
+        (reader.countInRange.get(...args, this.shortRangeMaxRows + 1)?.[0] ?? Number.POSITIVE_INFINITY) <=
+          this.shortRangeMaxRows;
+      rows = (short ? reader.streamByTime : reader.stream).iterate(...args);
+    } catch (error) {
+      this.releaseReader(reader);
+      throw error;
+    }
     reader.cursor = rows;
     try {
       for (;;) {
