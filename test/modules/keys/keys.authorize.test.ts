@@ -11,23 +11,11 @@ import {
   type PresentedKey,
 } from '../../../src/modules/keys/keys.authorize.js';
 import type { ApiKeyRecord, Hub } from '../../../src/store/store.js';
+import { keyRecord } from '../../fixtures/keys.js';
 
-function record(id: string, overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord {
-  return {
-    id,
-    hubId: '100',
-    scope: 'ingest',
-    label: '',
-    keyHash: Buffer.alloc(32),
-    keyEncrypted: Buffer.alloc(0),
-    keyStart: 'chl_xxxx',
-    createdAt: 0,
-    lastUsedAt: null,
-    revokedAt: null,
-    rateLimit: null,
-    ...overrides,
-  };
-}
+/** The ingest API's keys unless said otherwise. */
+const record = (id: string, overrides: Partial<ApiKeyRecord> = {}) =>
+  keyRecord(id, { scope: 'ingest', ...overrides });
 
 const KEYS: Record<string, ApiKeyRecord> = {
   ingest: record('k-ingest'),

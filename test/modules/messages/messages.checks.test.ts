@@ -8,7 +8,8 @@ import {
   checkMessagesRequest,
   MESSAGES_CHECK_ORDER,
 } from '../../../src/modules/messages/messages.checks.js';
-import type { ApiKeyRecord, Hub, RateLimit } from '../../../src/store/store.js';
+import type { Hub, RateLimit } from '../../../src/store/store.js';
+import { keyRecord } from '../../fixtures/keys.js';
 
 const READ_KEY = generateApiKey();
 const INGEST_KEY = generateApiKey();
@@ -16,22 +17,7 @@ const REVOKED_KEY = generateApiKey();
 const LIMITED_KEY = generateApiKey();
 const UNKNOWN_KEY = generateApiKey();
 
-function record(id: string, overrides: Partial<ApiKeyRecord> = {}): ApiKeyRecord {
-  return {
-    id,
-    hubId: '100',
-    scope: 'read',
-    label: '',
-    keyHash: Buffer.alloc(32),
-    keyEncrypted: Buffer.alloc(0),
-    keyStart: 'chl_xxxx',
-    createdAt: 0,
-    lastUsedAt: null,
-    revokedAt: null,
-    rateLimit: null,
-    ...overrides,
-  };
-}
+const record = keyRecord;
 
 function deps(options: { allowed?: boolean } = {}): CheckDeps {
   const hubs: Record<string, Hub> = {
