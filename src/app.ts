@@ -22,6 +22,7 @@ import { schemaOptions } from './lib/schema-compilers.js';
 import type { SecretBox } from './lib/secrets.js';
 import { registerAccountRoutes } from './modules/account/account.routes.js';
 import { AccountService } from './modules/account/account.usecases.js';
+import { registerChangesRoutes } from './modules/changes/changes.routes.js';
 import { registerDocsRoutes } from './modules/docs/docs.routes.js';
 import { registerHealthRoutes } from './modules/health/health.routes.js';
 import { registerHomeRoutes } from './modules/home/home.routes.js';
@@ -68,6 +69,8 @@ export interface AppDeps {
   answerCacheBytes?: number;
   /** Longer than any request line Node accepts, so over-long ids still reach the contract checks. */
   maxParamLength?: number;
+  /** CHATLOG_CHANGES_KEEP_DAYS: how long the feed keeps deletions and contact changes. */
+  changesKeepDays?: number;
 }
 
 export interface App {
@@ -149,6 +152,16 @@ export function buildApp(deps: AppDeps): App {
   });
 
   registerMessagesRoutes(app, messagesDeps);
+  // Held long polls answer at once when the server begins to stop, so they do not hold it up.
+  const stopping = new AbortController();
+  app.addHook('preClose', async () => stopping.abort());
+  registerChangesRoutes(app, {
+    store: deps.store,
+    authorize: messagesDeps.authorize,
+    keepDays: deps.changesKeepDays ?? settingDefault('changesKeepDays'),
+    methods,
+    stopping: stopping.signal,
+  });
   const ingest = new IngestService({
     store: deps.store,
     secrets: deps.secrets,

@@ -198,6 +198,12 @@ export const SETTINGS = {
     doc: 'bearer token for `/metrics`; required for `/metrics` to exist when `HOST` is not localhost',
     parse: atLeast(16),
   }),
+  changesKeepDays: withDefault({
+    env: 'CHATLOG_CHANGES_KEEP_DAYS',
+    default: '90',
+    doc: "days the change feed keeps deletions and contact changes (a message's own change stays as long as the message); a cursor older than that is 410 cursor_expired",
+    parse: integer(1, 36_500),
+  }),
   answerCacheBytes: withDefault({
     env: 'CHATLOG_ANSWER_CACHE_MB',
     default: '64',

@@ -62,6 +62,7 @@ export function appSettings(config: Config) {
     headersTimeoutMs: config.headersTimeoutMs,
     requestTimeoutMs: config.requestTimeoutMs,
     answerCacheBytes: config.answerCacheBytes,
+    changesKeepDays: config.changesKeepDays,
     publicUrl: config.publicUrl,
     metricsToken: config.metricsToken,
   };

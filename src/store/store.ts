@@ -2,6 +2,9 @@
  * The one interface the modules see. Every method is asynchronous and big reads are
  * AsyncIterables of row batches, so a PostgreSQL implementation fits the same shape.
  */
+import type { Waiter } from './sql/wakeups.js';
+
+export type { Waiter };
 
 export interface Hub {
   id: string;
@@ -15,7 +18,7 @@ export interface Hub {
   createdAt: number;
 }
 
-export type KeyScope = 'read' | 'ingest';
+export type KeyScope = 'read' | 'ingest' | 'admin';
 
 export interface RateLimit {
   requests: number;
@@ -133,6 +136,13 @@ export type IngestOperation =
       createdAt: number;
       /** Unique per hub: `line:<messageId>` for LINE, `ingest:<id>` for the ingest API. */
       sourceId: string;
+      /**
+       * The message id it should have (CONTRACT part two): LINE's message id, the ingest record's id.
+       * Null, not a message id, or one the hub already has: the store assigns one.
+       */
+      id?: string | null | undefined;
+      /** LINE's `{"source", "message"}` as JSON, for a LINE webhook message. */
+      line?: string | null | undefined;
       sourceKind: SourceKind | null;
       sourceChatId: string | null;
     }
@@ -155,6 +165,102 @@ export interface IngestOutcome {
   removed: number;
   /** Contacts created by this call, by lineId. */
   contactsCreated: string[];
+}
+
+export type ChangeType =
+  | 'message.created'
+  | 'message.deleted'
+  | 'contact.updated'
+  | 'contact.erased'
+  | 'retention.applied';
+
+export const CHANGE_TYPES: readonly ChangeType[] = [
+  'message.created',
+  'message.deleted',
+  'contact.updated',
+  'contact.erased',
+  'retention.applied',
+];
+
+/** One change of a hub's feed (CONTRACT §9); `at` is its commit time, epoch ms. */
+export type Change =
+  | {
+      seq: number;
+      type: 'message.created';
+      at: number;
+      id: string;
+      lineId: string;
+      vid: string;
+      name: string;
+      /** As the read API renders it, sender read now. */
+      message: { sender: string; msg: string; contentType: string; createdAt: number };
+      /** LINE's `{"source", "message"}` as JSON, for a LINE webhook message; else null. */
+      line: string | null;
+    }
+  | { seq: number; type: 'message.deleted'; at: number; id: string; lineId: string; reason: string }
+  | { seq: number; type: 'contact.updated'; at: number; lineId: string; vid: string; name: string }
+  | { seq: number; type: 'contact.erased'; at: number; lineId: string }
+  | { seq: number; type: 'retention.applied'; at: number; before: number };
+
+/** Where a hub's feed stands. */
+export interface FeedPosition {
+  /** The seq of the newest change (0: none yet). */
+  lastSeq: number;
+  /** Changes up to this seq may have been dropped: a cursor before it is expired. */
+  droppedThrough: number;
+}
+
+/** An outgoing webhook endpoint of a hub (CONTRACT §10). */
+export interface WebhookEndpoint {
+  id: string;
+  hubId: string;
+  url: string;
+  /** The change types it is sent; null: every type. */
+  events: ChangeType[] | null;
+  /** The signing secret (`whsec_...`), encrypted under the server secret. */
+  secretEncrypted: Buffer;
+  createdAt: number;
+  /** Why it is no longer sent to (an answer 410 Gone), and when; null while it is live. */
+  disabledAt: number | null;
+  disabledReason: string | null;
+}
+
+export type DeliveryState = 'pending' | 'delivered' | 'failed' | 'skipped';
+
+/** One change to send to one endpoint, and how its attempts went. */
+export interface DeliveryRecord {
+  endpointId: string;
+  seq: number;
+  type: string;
+  state: DeliveryState;
+  attempts: number;
+  nextAttemptAt: number;
+  lastStatus: number | null;
+  lastError: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** A delivery this node holds until `leasedUntil` (no other node attempts it meanwhile). */
+export interface LeasedDelivery {
+  endpointId: string;
+  hubId: string;
+  seq: number;
+  attempts: number;
+  leasedUntil: number;
+}
+
+/** What one attempt came to, as stored. */
+export interface DeliverySettlement {
+  endpointId: string;
+  seq: number;
+  /** The lease the attempt was made under: a settlement of a lease that expired is dropped. */
+  leasedUntil: number;
+  state: DeliveryState;
+  attempts: number;
+  nextAttemptAt: number;
+  lastStatus: number | null;
+  lastError: string | null;
 }
 
 export interface Store {
@@ -218,6 +324,57 @@ export interface Store {
      * together (group commit): one disk sync for many requests, each still all-or-nothing.
      */
     ingest(hubId: string, operations: readonly IngestOperation[], now: number): Promise<IngestOutcome>;
+  };
+
+  changes: {
+    /** The hub's feed position, or undefined when there is no such hub. */
+    position(hubId: string): Promise<FeedPosition | undefined>;
+    /** The changes after `afterSeq`, at most `limit`, oldest first. */
+    page(hubId: string, afterSeq: number, limit: number): Promise<Change[]>;
+    /** The changes of these seqs that are still served (a deleted message's creation is not). */
+    at(hubId: string, seqs: readonly number[]): Promise<Change[]>;
+    /**
+     * Until a change to the hub commits (on any node) or `ms` pass: subscribe before the look that
+     * found nothing, so a commit in between still wakes (see sql/wakeups.ts).
+     */
+    subscribe(hubId: string): Waiter;
+    /**
+     * Calls `listener` with the hub of every change committed, on any node (webhook dispatch);
+     * `undefined`: anything may have changed (this node lost touch with the others for a while).
+     */
+    onChange(listener: (hubId: string | undefined) => void): () => void;
+    /** Drops deletion and contact changes committed before `before`; resolves to how many. */
+    dropBefore(before: number): Promise<number>;
+  };
+
+  webhooks: {
+    /** Adds an endpoint that is sent every change committed from now on. */
+    add(endpoint: Omit<WebhookEndpoint, 'disabledAt' | 'disabledReason'>): Promise<WebhookEndpoint>;
+    /** The hub's endpoints (not removed), oldest first. */
+    list(hubId: string): Promise<WebhookEndpoint[]>;
+    /** Endpoints that are neither removed nor disabled, of one hub or of all. */
+    live(hubId?: string): Promise<WebhookEndpoint[]>;
+    get(id: string): Promise<WebhookEndpoint | undefined>;
+    /** Removes the hub's endpoint: nothing more is sent to it. False when it has none of that id. */
+    remove(hubId: string, id: string, now: number): Promise<boolean>;
+    disable(id: string, reason: string, now: number): Promise<void>;
+    /**
+     * Turns the hub's changes the endpoint has not yet been given into pending deliveries (those of
+     * its types), at most `max`; resolves to how many changes it went past (0: it was up to date).
+     */
+    dispatch(endpoint: WebhookEndpoint, now: number, max: number): Promise<number>;
+    /** Sends again every change after `afterSeq` (replay): pending again, attempts from zero. */
+    replay(endpoint: WebhookEndpoint, afterSeq: number, now: number): Promise<number>;
+    /** Takes up to `max` of the endpoint's due deliveries for this node until `leasedUntil`. */
+    lease(endpointId: string, now: number, leasedUntil: number, max: number): Promise<LeasedDelivery[]>;
+    /** Stores what attempts came to, many at once. */
+    settle(results: readonly DeliverySettlement[], now: number): Promise<void>;
+    /** The endpoints with a delivery due by `before` (a node's worker looks for work). */
+    due(before: number): Promise<string[]>;
+    /** The earliest pending attempt of the endpoint, or undefined. */
+    nextDue(endpointId: string): Promise<number | undefined>;
+    /** The endpoint's most recently changed deliveries, newest first. */
+    recent(endpointId: string, limit: number): Promise<DeliveryRecord[]>;
   };
 
   contacts: {

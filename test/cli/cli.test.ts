@@ -160,7 +160,9 @@ test('key issue prints the key alone; list shows its first characters, newest fi
   assert.match(String(after[0]?.revokedAt), /Z$/);
   assertUserError(chatlog(['key', 'revoke', id]), /already revoked/);
   assertUserError(chatlog(['key', 'revoke', 'key_unknown']), /no key has the id key_unknown/);
-  assertUserError(chatlog(['key', 'issue', '6662225', '--scope', 'admin']), /scope/);
+  assertUserError(chatlog(['key', 'issue', '6662225', '--scope', 'owner']), /scope/);
+  // admin (CONTRACT part two): webhooks and erasure, not messages.
+  assert.match(chatlog(['key', 'issue', '6662225', '--scope', 'admin']).stdout, /^chl_/);
 });
 
 test('key revoke given the key itself revokes it, and never prints the key back', () => {
@@ -346,7 +348,7 @@ test("every error line starts 'chatlog: error: ', commander's own included; --ve
     ['export', '777', '--bogus'],
     ['export', '777', '--from'],
     ['serve', '--workers', 'many'],
-    ['key', 'issue', '1', '--scope', 'admin'],
+    ['key', 'issue', '1', '--scope', 'owner'],
     ['hub', 'add', '1', '--time-zone', 'JST'],
     ['import', '777', path.join(dataDir, 'missing.json')],
   ]) {

@@ -4,8 +4,10 @@
  * fail whole, with the first error, rather than go on outside any transaction.
  */
 // sqlite-only: drives applyGroup on a SQLite connection whose savepoint rollback is made to fail
+
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { FeedClock } from '../../src/store/sql/changes.js';
 import type { Transaction } from '../../src/store/sql/executor.js';
 import { applyGroup, type IngestRequest } from '../../src/store/sql/ingest.js';
 import { migrateSchema } from '../../src/store/sql/schema.js';
@@ -33,6 +35,12 @@ function message(hubId: string, sourceId: string): IngestRequest {
   };
 }
 
+async function lockedClock(tx: Transaction): Promise<FeedClock> {
+  const clock = new FeedClock(tx);
+  await clock.lock(['1', '2']);
+  return clock;
+}
+
 test('a request whose savepoint cannot be undone fails the whole group with its own error', async () => {
   const db = openDatabase(':memory:');
   db.pragma('foreign_keys = ON');
@@ -44,7 +52,7 @@ test('a request whose savepoint cannot be undone fails the whole group with its 
 
   // Normally a bad request (a hub that does not exist) fails alone.
   db.exec('BEGIN');
-  const outcomes = await applyGroup(tx, [message('2', 'a'), message('1', 'b')]);
+  const outcomes = await applyGroup(tx, await lockedClock(tx), [message('2', 'a'), message('1', 'b')]);
   db.exec('COMMIT');
   assert.match(String((outcomes[0] as { failed: unknown }).failed), /FOREIGN KEY/);
   assert.equal((outcomes[1] as { stored: number }).stored, 1);
@@ -58,7 +66,10 @@ test('a request whose savepoint cannot be undone fails the whole group with its 
     },
   };
   db.exec('BEGIN');
-  await assert.rejects(applyGroup(lost, [message('2', 'c'), message('1', 'd')]), /FOREIGN KEY/);
+  await assert.rejects(
+    applyGroup(lost, await lockedClock(lost), [message('2', 'c'), message('1', 'd')]),
+    /FOREIGN KEY/,
+  );
   db.exec('ROLLBACK');
   assert.deepEqual(db.prepare('SELECT source_id FROM messages ORDER BY id').pluck().all(), ['b']);
   db.close();

@@ -39,6 +39,11 @@ const TAGS = [
     description: 'The ingest API: messages and contacts from your systems, with a key of scope ingest.',
   },
   { name: 'webhook', description: 'The LINE Messaging API webhook, signed with the channel secret.' },
+  {
+    name: 'changes',
+    description:
+      "The change feed: every change to a hub's messages and contacts after a cursor, deletions included, with a key of scope read.",
+  },
   { name: 'health', description: 'Liveness and readiness, for load balancers and orchestrators.' },
 ];
 
@@ -203,6 +208,18 @@ export function openApiDocument(routes: readonly DocumentedRoute[], serverUrl: s
           type: 'http',
           scheme: 'bearer',
           description: 'Authorization: Bearer <an API key of scope ingest>.',
+        },
+        bearerKey: {
+          type: 'http',
+          scheme: 'bearer',
+          description:
+            'Authorization: Bearer <an API key of the scope the operation needs: read for the change feed, admin for webhooks>. Preferred: it stays out of access logs.',
+        },
+        queryKey: {
+          type: 'apiKey',
+          in: 'query',
+          name: 'apikey',
+          description: 'The same key as the apikey query parameter instead (never both).',
         },
       },
       schemas: Object.fromEntries(

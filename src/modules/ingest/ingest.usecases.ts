@@ -136,6 +136,7 @@ export class IngestService {
       }
       createdAt = parsed;
     }
+    const id = message.id ?? randomUUID();
     return {
       kind: 'message',
       lineId: message.lineId,
@@ -143,7 +144,9 @@ export class IngestService {
       msg: message.msg,
       contentType: message.contentType ?? 'text',
       createdAt,
-      sourceId: `ingest:${message.id ?? randomUUID()}`,
+      sourceId: `ingest:${id}`,
+      // The message id (CONTRACT part two) is the record's id when it is one; else the store assigns one.
+      id,
       sourceKind: null,
       sourceChatId: null,
     };

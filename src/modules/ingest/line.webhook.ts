@@ -129,6 +129,9 @@ export function translateWebhook(body: unknown, now: number): WebhookTranslation
           contentType,
           createdAt: at,
           sourceId: `line:${message.id}`,
+          id: message.id,
+          // Kept as LINE sent them, for the change feed (CONTRACT §9).
+          line: JSON.stringify({ source: event.source, message }),
           sourceKind: source.kind,
           sourceChatId: source.chatId,
         });

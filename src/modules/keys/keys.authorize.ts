@@ -40,6 +40,20 @@ export function keyInBearer(authorization: string | undefined): PresentedKey {
   return key ? { kind: 'key', key } : { kind: 'unreadable' };
 }
 
+/**
+ * The endpoints of CONTRACT §9-13: the key in `apikey` or as `Authorization: Bearer <key>`; both at
+ * once is `ambiguous` (400 ambiguous_credentials, before any other check).
+ */
+export function keyInQueryOrBearer(
+  params: URLSearchParams,
+  authorization: string | undefined,
+): PresentedKey | { kind: 'ambiguous' } {
+  const inQuery = params.has('apikey');
+  const inHeader = authorization !== undefined && authorization.trim() !== '';
+  if (inQuery && inHeader) return { kind: 'ambiguous' };
+  return inHeader ? keyInBearer(authorization) : keyInQuery(params);
+}
+
 /** How one endpoint is guarded: the scope it needs and the words of its refusals. */
 export interface KeyedEndpoint {
   scope: KeyScope;

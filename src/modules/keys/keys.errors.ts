@@ -63,3 +63,37 @@ export const ingestKeyErrors: KeyRefusals = {
   rateLimited: (headers: Record<string, string>) =>
     new AppError('rate_limited', 'too many requests for this key; retry after the time given', headers),
 };
+
+/**
+ * The refusals of the endpoints of CONTRACT §9-13 (key in `apikey` or `Authorization: Bearer`): a
+ * good key of the wrong scope is 403 insufficient_scope. `toDo`: what the endpoint does.
+ */
+export function partTwoKeyErrors(needed: KeyScope, toDo: string): KeyRefusals & { ambiguous(): AppError } {
+  return {
+    ambiguous: () =>
+      new AppError(
+        'ambiguous_credentials',
+        'send the key once: either the apikey query parameter or Authorization: Bearer <key>, not both',
+      ),
+    missing: () =>
+      new AppError(
+        'missing_api_key',
+        'an API key is required: send it as Authorization: Bearer <key> (or the apikey query parameter)',
+        BEARER_CHALLENGE,
+      ),
+    invalid: () =>
+      new AppError(
+        'invalid_api_key',
+        'the API key is not valid (mistyped, unknown or revoked)',
+        BEARER_CHALLENGE,
+      ),
+    otherScope: (scope: KeyScope) =>
+      new AppError(
+        'insufficient_scope',
+        `this API key is of scope ${scope}, which cannot ${toDo}; use a key of scope ${needed}`,
+      ),
+    forbidden: () => new AppError('forbidden', 'this API key does not give access to this hub'),
+    rateLimited: (headers: Record<string, string>) =>
+      new AppError('rate_limited', 'too many requests for this API key; retry after the time given', headers),
+  };
+}

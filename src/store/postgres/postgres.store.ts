@@ -7,6 +7,7 @@
 import pg from 'pg';
 import Cursor from 'pg-cursor';
 import * as answer from '../sql/answers.js';
+import type { FeedClock } from '../sql/changes.js';
 import type { Sql, Transaction } from '../sql/executor.js';
 import type { GroupOutcome, IngestRequest } from '../sql/ingest.js';
 import { type DdlTypes, migrateSchema } from '../sql/schema.js';
@@ -15,6 +16,7 @@ import type { ImportMessage, ImportOutcome, MessageQuery, MessageRow, PoolState 
 import { onlyMessages, storeMessagesInOneStatement } from './postgres.fast-ingest.js';
 import { importIntoPostgres } from './postgres.import.js';
 import { postgresSql } from './postgres.sql.js';
+import { announceChanges, PostgresWakeups } from './postgres.wakeups.js';
 
 const INT8_OID = 20;
 
@@ -32,6 +34,11 @@ const POSTGRES_TYPES: DdlTypes = {
   serialKey: 'BIGSERIAL PRIMARY KEY',
   table: '',
   keyedTable: '',
+  isMessageId: (expr) => `(${expr} ~ '^[A-Za-z0-9_-]{1,64}$')`,
+  isRowIdForm: (expr) => `(${expr} ~ '^m[0-9]+$')`,
+  allowAdminScope: `
+    ALTER TABLE api_keys DROP CONSTRAINT api_keys_scope_check;
+    ALTER TABLE api_keys ADD CONSTRAINT api_keys_scope_check CHECK (scope IN ('read', 'ingest', 'admin'));`,
 };
 
 /**
@@ -89,6 +96,10 @@ export class PostgresStore extends SqlStore {
   private readonly smallQueryTimeoutMs: number;
   protected readonly reads: Sql;
   protected readonly answerReads: Sql;
+  protected readonly wakeups: PostgresWakeups;
+  protected override readonly skipLocked = ' FOR UPDATE SKIP LOCKED';
+  /** The connection of each open write transaction (bulk import sends arrays on it). */
+  private readonly clients = new WeakMap<Transaction, pg.PoolClient>();
 
   constructor(options: PostgresStoreOptions) {
     super();
@@ -124,6 +135,12 @@ export class PostgresStore extends SqlStore {
     this.reads = postgresSql(this.pool);
     this.answerReads = postgresSql(this.streamPool, this.smallQueryTimeoutMs);
     const onError = options.onPoolError ?? (() => undefined);
+    // Listens only once something waits for changes (a long poll, the webhook dispatcher).
+    this.wakeups = new PostgresWakeups({
+      connectionString: options.connectionString,
+      schema: this.schema,
+      onError,
+    });
     this.pool.on('error', onError);
     this.streamPool.on('error', onError);
   }
@@ -185,29 +202,44 @@ export class PostgresStore extends SqlStore {
     return result.rows.map((row) => row['QUERY PLAN']);
   }
 
-  protected write<T>(work: (tx: Transaction) => Promise<T>): Promise<T> {
-    return this.retryingConflicts(() => this.inTransaction((client) => work(postgresSql(client))));
+  protected write<T>(work: (tx: Transaction) => Promise<T>, options?: { retry?: boolean }): Promise<T> {
+    const once = () =>
+      this.inTransaction((client) => {
+        const tx = postgresSql(client);
+        this.clients.set(tx, client);
+        return work(tx);
+      });
+    return options?.retry === false ? once() : this.retryingConflicts(once);
+  }
+
+  protected override announce(tx: Transaction, hubIds: readonly string[]): Promise<void> {
+    return announceChanges(tx, this.schema, hubIds);
   }
 
   /** Messages only (the common case): one statement; any other group, or if it fails, the shared path. */
   protected override async commitGroup(group: readonly IngestRequest[]): Promise<GroupOutcome[]> {
     if (onlyMessages(group)) {
-      const outcomes = await this.retryingConflicts(() =>
-        storeMessagesInOneStatement(this.pool, group),
+      const stored = await this.retryingConflicts(() =>
+        storeMessagesInOneStatement(this.pool, this.schema, group),
       ).catch(() => undefined);
-      if (outcomes) return outcomes;
+      if (stored) {
+        this.wakeups.wake(stored.changedHubs);
+        return stored.outcomes;
+      }
     }
     return super.commitGroup(group);
   }
 
   protected importMessages(
+    tx: Transaction,
+    clock: FeedClock,
     hubId: string,
     batches: AsyncIterable<readonly ImportMessage[]>,
     now: number,
   ): Promise<ImportOutcome> {
-    return this.inTransaction((client) =>
-      importIntoPostgres(client, postgresSql(client), hubId, batches, now),
-    );
+    const client = this.clients.get(tx);
+    if (!client) throw new Error('an import runs in a write transaction of this store');
+    return importIntoPostgres(client, tx, clock, hubId, batches, now);
   }
 
   private async retryingConflicts<T>(work: () => Promise<T>): Promise<T> {

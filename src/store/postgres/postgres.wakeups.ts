@@ -7,7 +7,7 @@
  */
 import pg from 'pg';
 import type { Transaction } from '../sql/executor.js';
-import { LocalWakeups, type Waiter, type Wakeups } from '../sql/wakeups.js';
+import { type ChangeListener, LocalWakeups, type Waiter, type Wakeups } from '../sql/wakeups.js';
 
 /** One channel for every schema; the payload names the schema, then the hub. */
 const CHANNEL = 'chatlog_changes';
@@ -43,12 +43,23 @@ export class PostgresWakeups implements Wakeups {
 
   /** Starts listening; resolves once this node hears every notification from now on. */
   start(): Promise<void> {
+    if (this.closed) return Promise.resolve();
     this.listening ??= this.connect();
     return this.listening;
   }
 
   subscribe(hubId: string): Waiter {
+    void this.start();
     return this.local.subscribe(hubId);
+  }
+
+  listen(listener: ChangeListener): () => void {
+    void this.start();
+    return this.local.listen(listener);
+  }
+
+  wake(hubIds: Iterable<string>): void {
+    this.local.wake(hubIds);
   }
 
   /** Readers waiting on this node. */

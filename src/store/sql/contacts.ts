@@ -32,17 +32,28 @@ export async function contactIdOf(
   return { id: concurrent.id, created: false };
 }
 
-/** Sets the fields given (a name only when the contact has none yet, with `onlyIfNameEmpty`). */
-export async function changeContact(tx: Transaction, id: number, changes: ContactChanges): Promise<void> {
-  if (changes.vid !== undefined) await tx.run('UPDATE contacts SET vid = ? WHERE id = ?', [changes.vid, id]);
+/**
+ * Sets the fields given (a name only when the contact has none yet, with `onlyIfNameEmpty`);
+ * resolves true when a value changed.
+ */
+export async function changeContact(tx: Transaction, id: number, changes: ContactChanges): Promise<boolean> {
+  let changed = 0;
+  if (changes.vid !== undefined) {
+    changed += await tx.run('UPDATE contacts SET vid = ? WHERE id = ? AND vid <> ?', [
+      changes.vid,
+      id,
+      changes.vid,
+    ]);
+  }
   if (changes.name !== undefined) {
-    await tx.run(
+    changed += await tx.run(
       changes.onlyIfNameEmpty
-        ? "UPDATE contacts SET name = ? WHERE id = ? AND name = ''"
-        : 'UPDATE contacts SET name = ? WHERE id = ?',
-      [changes.name, id],
+        ? "UPDATE contacts SET name = ? WHERE id = ? AND name = '' AND name <> ?"
+        : 'UPDATE contacts SET name = ? WHERE id = ? AND name <> ?',
+      [changes.name, id, changes.name],
     );
   }
+  return changed > 0;
 }
 
 /** LINE's follow (the friend added the account, or came back) and unfollow (blocked it). */

@@ -4,9 +4,9 @@
  * together (group commit: one disk sync or round trip for all, each request still all-or-nothing).
  */
 import type { IngestOperation, IngestOutcome } from '../store.js';
+import { assignedMessageId, type FeedClock, logChange, MESSAGE_ID } from './changes.js';
 import { contactIdOf, setFollowing } from './contacts.js';
 import { inSavepoint, type Transaction, TransactionAborted } from './executor.js';
-import { bumpDataVersion } from './hubs.js';
 
 export interface IngestRequest {
   hubId: string;
@@ -17,9 +17,10 @@ export interface IngestRequest {
 /** What a request of a group came to: its outcome, or the error that undid it alone. */
 export type GroupOutcome = IngestOutcome | { failed: unknown };
 
-/** Applies one request's operations in `tx`; the caller commits (and bumps the hub's counter). */
+/** Applies one request's operations in `tx`, its changes numbered by `clock` (which has locked the hub). */
 export async function applyIngest(
   tx: Transaction,
+  clock: FeedClock,
   { hubId, operations, now }: IngestRequest,
 ): Promise<IngestOutcome> {
   const outcome: IngestOutcome = { stored: 0, duplicates: 0, removed: 0, contactsCreated: [] };
@@ -46,63 +47,100 @@ export async function applyIngest(
           outcome.duplicates += 1;
           break;
         }
-        const stored = await tx.run(
-          `INSERT INTO messages (hub_id, contact_id, created_at, sender, msg, content_type, source_id,
-             source_kind, source_chat_id)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (hub_id, source_id) DO NOTHING`,
-          [
+        const contact = await contactId(op.lineId);
+        const seq = clock.next(hubId);
+        const wanted = op.id ?? '';
+        for (let attempt = MESSAGE_ID.test(wanted) ? 0 : 1; ; attempt++) {
+          const id = attempt === 0 ? wanted : assignedMessageId(op.sourceId, attempt - 1);
+          const stored = await tx.run(
+            `INSERT INTO messages (hub_id, contact_id, created_at, sender, msg, content_type, source_id,
+               source_kind, source_chat_id, seq, changed_at, public_id, line_json)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+            [
+              hubId,
+              contact,
+              op.createdAt,
+              op.sender,
+              op.msg,
+              op.contentType,
+              op.sourceId,
+              op.sourceKind,
+              op.sourceChatId,
+              seq,
+              now,
+              id,
+              op.line ?? null,
+            ],
+          );
+          if (stored > 0) {
+            outcome.stored += 1;
+            break;
+          }
+          // Not stored: a redelivery, or another message of the hub has that id (try the next).
+          const again = await tx.get('SELECT 1 AS one FROM messages WHERE hub_id = ? AND source_id = ?', [
             hubId,
-            await contactId(op.lineId),
-            op.createdAt,
-            op.sender,
-            op.msg,
-            op.contentType,
             op.sourceId,
-            op.sourceKind,
-            op.sourceChatId,
-          ],
-        );
-        if (stored > 0) outcome.stored += 1;
-        else outcome.duplicates += 1;
+          ]);
+          if (again) {
+            outcome.duplicates += 1;
+            break;
+          }
+          if (attempt > 8) throw new Error(`no free message id for ${op.sourceId}`);
+        }
         break;
       }
       case 'follow':
       case 'unfollow':
         await setFollowing(tx, await contactId(op.lineId), op.kind === 'follow', op.at);
         break;
-      case 'unsend':
-        outcome.removed += await tx.run('DELETE FROM messages WHERE hub_id = ? AND source_id = ?', [
-          hubId,
-          op.sourceId,
-        ]);
+      case 'unsend': {
+        const removed = await tx.all<{ contact_id: number; public_id: string }>(
+          'DELETE FROM messages WHERE hub_id = ? AND source_id = ? RETURNING contact_id, public_id',
+          [hubId, op.sourceId],
+        );
+        for (const message of removed) {
+          await logChange(tx, clock, hubId, now, {
+            type: 'message.deleted',
+            contactId: message.contact_id,
+            messageId: message.public_id,
+            reason: 'unsend',
+          });
+        }
+        outcome.removed += removed.length;
         await tx.run(
           'INSERT INTO unsent_messages (hub_id, source_id, unsent_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
           [hubId, op.sourceId, op.at],
         );
         break;
+      }
     }
   }
   return outcome;
 }
 
+/** The hubs a group writes to, which its transaction locks first (FeedClock). */
+export const hubsOfGroup = (group: readonly IngestRequest[]) =>
+  group.filter((request) => request.operations.length > 0).map((request) => request.hubId);
+
 /**
  * A group's requests in one transaction, each in its own savepoint so that a bad one fails alone;
- * then each hub that changed counts one change (in id order: two nodes never lock hubs crosswise).
+ * `clock` holds the group's hubs (hubsOfGroup), locked before anything else was written.
  */
-export async function applyGroup(tx: Transaction, group: readonly IngestRequest[]): Promise<GroupOutcome[]> {
+export async function applyGroup(
+  tx: Transaction,
+  clock: FeedClock,
+  group: readonly IngestRequest[],
+): Promise<GroupOutcome[]> {
   const outcomes: GroupOutcome[] = [];
-  const changedHubs = new Set<string>();
   for (const request of group) {
     try {
-      outcomes.push(await inSavepoint(tx, () => applyIngest(tx, request)));
-      if (request.operations.length > 0) changedHubs.add(request.hubId);
+      outcomes.push(await inSavepoint(tx, () => applyIngest(tx, clock, request)));
     } catch (error) {
       // The transaction itself is lost: every request of the group fails with what went wrong first.
       if (error instanceof TransactionAborted) throw error.original;
       outcomes.push({ failed: error });
     }
   }
-  for (const hubId of [...changedHubs].sort()) await bumpDataVersion(tx, hubId);
   return outcomes;
 }
 

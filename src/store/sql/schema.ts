@@ -16,6 +16,12 @@ export interface DdlTypes {
   table: string;
   /** After the closing parenthesis of a table keyed by its primary key alone. */
   keyedTable: string;
+  /** A condition true when the text `expr` is a message id: 1 to 64 of `[A-Za-z0-9_-]`. */
+  isMessageId(expr: string): string;
+  /** A condition true when the text `expr` is `m` and digits (the ids migration 5 assigns). */
+  isRowIdForm(expr: string): string;
+  /** Statements that let api_keys.scope take `admin` (SQLite rebuilds the table; PostgreSQL swaps the check). */
+  allowAdminScope: string;
 }
 
 export interface Migration {
@@ -133,6 +139,97 @@ export const MIGRATIONS: readonly Migration[] = [
         expires_at ${t.int64} NOT NULL
       )${t.keyedTable};
       CREATE INDEX sessions_by_expiry ON sessions(expires_at);
+    `,
+  },
+  {
+    version: 5,
+    name: 'change feed: per-hub sequence, message ids, changes, admin keys, outgoing webhooks',
+    sql: (t) => `
+      -- The hub's feed position: the seq of its newest change. A write locks its hubs' rows first
+      -- and numbers its changes after this, so seq order is commit order on every engine.
+      ALTER TABLE hubs ADD COLUMN last_seq ${t.int64} NOT NULL DEFAULT 0;
+      -- Deletion and contact changes up to this seq were dropped (CHATLOG_CHANGES_KEEP_DAYS): a
+      -- cursor before it has missed some (410 cursor_expired).
+      ALTER TABLE hubs ADD COLUMN changes_dropped_through ${t.int64} NOT NULL DEFAULT 0;
+
+      -- A stored message is its own message.created change: seq and the commit time (at) live on
+      -- its row, so that change disappears with the message (unsend, erasure, retention).
+      ALTER TABLE messages ADD COLUMN seq ${t.int64} NOT NULL DEFAULT 0;
+      ALTER TABLE messages ADD COLUMN changed_at ${t.int64} NOT NULL DEFAULT 0;
+      -- The message id of CONTRACT part two (1-64 of [A-Za-z0-9_-], unique in the hub).
+      ALTER TABLE messages ADD COLUMN public_id TEXT;
+      -- LINE's own {"source", "message"} of a webhook message, as JSON.
+      ALTER TABLE messages ADD COLUMN line_json TEXT;
+      -- Messages stored before the feed existed: numbered in arrival order; LINE's id, or the
+      -- ingest id when it is a message id no LINE message of the hub has, else m<row id>
+      -- (ingest ids of that form are left to the last rule, so no two messages share an id).
+      UPDATE messages SET seq = id, changed_at = created_at, public_id = CASE
+        WHEN source_id LIKE 'line:%' AND ${t.isMessageId('substr(source_id, 6)')} THEN substr(source_id, 6)
+        WHEN source_id LIKE 'ingest:%' AND ${t.isMessageId('substr(source_id, 8)')}
+          AND NOT ${t.isRowIdForm('substr(source_id, 8)')}
+          AND NOT EXISTS (SELECT 1 FROM messages AS o
+                          WHERE o.hub_id = messages.hub_id AND o.source_id = 'line:' || substr(messages.source_id, 8))
+          THEN substr(source_id, 8)
+        ELSE 'm' || id END;
+      UPDATE hubs SET last_seq = COALESCE((SELECT MAX(seq) FROM messages WHERE hub_id = hubs.id), 0);
+      CREATE UNIQUE INDEX messages_by_public_id ON messages(hub_id, public_id);
+      CREATE INDEX messages_in_feed_order ON messages(hub_id, seq);
+
+      -- The feed's other changes: message.deleted, contact.updated (named by contact_id, so the
+      -- contact's erasure hides them), contact.erased (line_id), retention.applied (before).
+      CREATE TABLE changes (
+        hub_id TEXT NOT NULL REFERENCES hubs(id),
+        seq ${t.int64} NOT NULL,
+        type TEXT NOT NULL,
+        at ${t.int64} NOT NULL,
+        contact_id ${t.int64},
+        line_id TEXT,
+        message_id TEXT,
+        reason TEXT,
+        before_at ${t.int64},
+        PRIMARY KEY (hub_id, seq)
+      )${t.keyedTable};
+      CREATE INDEX changes_by_time ON changes(at);
+
+      ${t.allowAdminScope}
+
+      -- Outgoing webhooks (CONTRACT §10). An endpoint follows its hub's feed from the seq it was
+      -- added at; each change it wants becomes a delivery, tried on its own schedule.
+      CREATE TABLE webhook_endpoints (
+        id TEXT PRIMARY KEY,
+        hub_id TEXT NOT NULL REFERENCES hubs(id),
+        url TEXT NOT NULL,
+        -- JSON array of change types; NULL: every type.
+        events TEXT,
+        secret_encrypted ${t.bytes} NOT NULL,
+        created_at ${t.int64} NOT NULL,
+        -- The seq up to which the hub's changes have become deliveries.
+        dispatched_through ${t.int64} NOT NULL,
+        -- A node that is turning changes into deliveries holds this lease.
+        dispatch_lease_until ${t.int64} NOT NULL DEFAULT 0,
+        disabled_at ${t.int64},
+        disabled_reason TEXT,
+        removed_at ${t.int64}
+      )${t.table};
+      CREATE INDEX webhook_endpoints_by_hub ON webhook_endpoints(hub_id, created_at);
+
+      CREATE TABLE webhook_deliveries (
+        endpoint_id TEXT NOT NULL REFERENCES webhook_endpoints(id),
+        seq ${t.int64} NOT NULL,
+        type TEXT NOT NULL,
+        -- pending, delivered, failed (every attempt used), skipped (the change was deleted first).
+        state TEXT NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        next_attempt_at ${t.int64} NOT NULL,
+        leased_until ${t.int64} NOT NULL DEFAULT 0,
+        last_status INTEGER,
+        last_error TEXT,
+        created_at ${t.int64} NOT NULL,
+        updated_at ${t.int64} NOT NULL,
+        PRIMARY KEY (endpoint_id, seq)
+      )${t.keyedTable};
+      CREATE INDEX webhook_deliveries_due ON webhook_deliveries(next_attempt_at) WHERE state = 'pending';
+      CREATE INDEX webhook_deliveries_recent ON webhook_deliveries(endpoint_id, updated_at);
     `,
   },
 ];

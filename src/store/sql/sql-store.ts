@@ -16,10 +16,11 @@ import {
   upsertAccount,
 } from './accounts.js';
 import { latestMessageAt } from './answers.js';
+import { dropChangesBefore, FeedClock, feedPosition, logChange, readChangesAt, readFeed } from './changes.js';
 import { changeContact, contactIdOf, getContact } from './contacts.js';
 import type { Sql, Transaction } from './executor.js';
-import { bumpDataVersion, dataVersion, getHub, upsertHub } from './hubs.js';
-import { applyGroup, GroupCommit, type GroupOutcome, type IngestRequest } from './ingest.js';
+import { dataVersion, getHub, upsertHub } from './hubs.js';
+import { applyGroup, GroupCommit, type GroupOutcome, hubsOfGroup, type IngestRequest } from './ingest.js';
 import {
   findKeyByHash,
   findKeyById,
@@ -30,6 +31,22 @@ import {
   setKeyRateLimit,
 } from './keys.js';
 import { LATEST_VERSION, schemaVersion } from './schema.js';
+import type { Wakeups } from './wakeups.js';
+import {
+  addEndpoint,
+  disableEndpoint,
+  dispatchEndpoint,
+  endpointsWithDueDeliveries,
+  getEndpoint,
+  leaseDeliveries,
+  listEndpoints,
+  liveEndpoints,
+  nextDueAt,
+  recentDeliveries,
+  removeEndpoint,
+  replayEndpoint,
+  settleDeliveries,
+} from './webhooks.js';
 
 export abstract class SqlStore implements Store {
   /** Small reads of committed data (never a write transaction's uncommitted rows). */
@@ -39,14 +56,26 @@ export abstract class SqlStore implements Store {
    * so that an ETag never names data its answer does not hold yet.
    */
   protected abstract readonly answerReads: Sql;
-  /** Runs `work` in one write transaction, committed when it resolves and undone when it throws. */
-  protected abstract write<T>(work: (tx: Transaction) => Promise<T>): Promise<T>;
+  /**
+   * Runs `work` in one write transaction, committed when it resolves and undone when it throws.
+   * An engine may run it again after a conflict (a deadlock), unless `retry` is false (an import,
+   * whose batches can be read only once).
+   */
+  protected abstract write<T>(
+    work: (tx: Transaction) => Promise<T>,
+    options?: { retry?: boolean },
+  ): Promise<T>;
 
   abstract migrate(): Promise<void>;
   abstract warmUp(): Promise<void>;
   abstract poolState(): PoolState[];
+  /** Where this node hears of the changes committed on every node (long polls, webhook dispatch). */
+  protected abstract readonly wakeups: Wakeups;
   protected abstract streamMessages(query: MessageQuery): AsyncIterable<MessageRow[]>;
+  /** Call inside `writeChanges` (the hub is locked; number the messages with `clock`). */
   protected abstract importMessages(
+    tx: Transaction,
+    clock: FeedClock,
     hubId: string,
     batches: AsyncIterable<readonly ImportMessage[]>,
     now: number,
@@ -59,8 +88,36 @@ export abstract class SqlStore implements Store {
 
   /** Commits a group of live writes; an engine may override it with a faster path it measured. */
   protected commitGroup(group: readonly IngestRequest[]): Promise<GroupOutcome[]> {
-    return this.write((tx) => applyGroup(tx, group));
+    return this.writeChanges(hubsOfGroup(group), (tx, clock) => applyGroup(tx, clock, group));
   }
+
+  /**
+   * A write that appends to hubs' feeds: their rows locked first (FeedClock), the changes numbered
+   * in commit order, the other nodes told at commit (`announce`), this node's readers woken after.
+   */
+  protected async writeChanges<T>(
+    hubIds: readonly string[],
+    work: (tx: Transaction, clock: FeedClock) => Promise<T>,
+    options?: { retry?: boolean },
+  ): Promise<T> {
+    let changed: string[] = [];
+    const result = await this.write(async (tx) => {
+      const clock = new FeedClock(tx);
+      await clock.lock(hubIds);
+      const value = await work(tx, clock);
+      changed = await clock.finish();
+      if (changed.length > 0) await this.announce(tx, changed);
+      return value;
+    }, options);
+    if (changed.length > 0) this.wakeups.wake(changed);
+    return result;
+  }
+
+  /** What a select adds to lock its rows and pass over rows another transaction holds (PostgreSQL). */
+  protected readonly skipLocked: string = '';
+
+  /** Tells the other nodes, at commit, which hubs changed (PostgreSQL); one node needs nothing. */
+  protected async announce(_tx: Transaction, _hubIds: readonly string[]): Promise<void> {}
 
   async ready(): Promise<boolean> {
     try {
@@ -74,6 +131,7 @@ export abstract class SqlStore implements Store {
     if (this.closed) return;
     this.closed = true;
     await this.liveWrites.close();
+    await this.wakeups.close();
     await this.closeConnections();
   }
 
@@ -98,17 +156,49 @@ export abstract class SqlStore implements Store {
     dataVersion: (hubId) => dataVersion(this.answerReads, hubId),
     latestAt: (hubId) => latestMessageAt(this.answerReads, hubId),
     stream: (query) => this.streamMessages(query),
-    importAll: (hubId, batches, now) => this.importMessages(hubId, batches, now),
+    importAll: (hubId, batches, now) =>
+      this.writeChanges([hubId], (tx, clock) => this.importMessages(tx, clock, hubId, batches, now), {
+        retry: false,
+      }),
     ingest: (hubId, operations, now) => this.liveWrites.add(hubId, operations, now),
+  };
+
+  changes: Store['changes'] = {
+    position: (hubId) => feedPosition(this.reads, hubId),
+    page: (hubId, afterSeq, limit) => readFeed(this.reads, hubId, afterSeq, limit),
+    at: (hubId, seqs) => readChangesAt(this.reads, hubId, seqs),
+    subscribe: (hubId) => this.wakeups.subscribe(hubId),
+    onChange: (listener) => this.wakeups.listen(listener),
+    dropBefore: (before) => this.write((tx) => dropChangesBefore(tx, before)),
+  };
+
+  webhooks: Store['webhooks'] = {
+    add: (endpoint) => this.writeChanges([endpoint.hubId], (tx) => addEndpoint(tx, endpoint)),
+    list: (hubId) => listEndpoints(this.reads, hubId),
+    live: (hubId) => liveEndpoints(this.reads, hubId),
+    get: (id) => getEndpoint(this.reads, id),
+    remove: (hubId, id, now) => this.write((tx) => removeEndpoint(tx, hubId, id, now)),
+    disable: (id, reason, now) => this.write((tx) => disableEndpoint(tx, id, reason, now)),
+    dispatch: (endpoint, now, max) => this.write((tx) => dispatchEndpoint(tx, endpoint, now, max)),
+    replay: (endpoint, afterSeq, now) => this.write((tx) => replayEndpoint(tx, endpoint, afterSeq, now)),
+    lease: (endpointId, now, leasedUntil, max) =>
+      this.write((tx) => leaseDeliveries(tx, this.skipLocked, endpointId, now, leasedUntil, max)),
+    settle: async (results, now) => {
+      if (results.length > 0) await this.write((tx) => settleDeliveries(tx, results, now));
+    },
+    due: (before) => endpointsWithDueDeliveries(this.reads, before),
+    nextDue: (endpointId) => nextDueAt(this.reads, endpointId),
+    recent: (endpointId, limit) => recentDeliveries(this.reads, endpointId, limit),
   };
 
   contacts: Store['contacts'] = {
     get: (hubId, lineId) => getContact(this.reads, hubId, lineId),
     upsert: (hubId, lineId, changes, now) =>
-      this.write(async (tx) => {
+      this.writeChanges([hubId], async (tx, clock) => {
         const { id, created } = await contactIdOf(tx, hubId, lineId, now);
-        await changeContact(tx, id, changes);
-        await bumpDataVersion(tx, hubId);
+        if (await changeContact(tx, id, changes)) {
+          await logChange(tx, clock, hubId, now, { type: 'contact.updated', contactId: id });
+        }
         const contact = await getContact(tx, hubId, lineId);
         if (!contact) throw new Error(`contact ${lineId} vanished`);
         return { contact, created };

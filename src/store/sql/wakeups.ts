@@ -14,13 +14,31 @@ export interface Waiter {
   cancel(): void;
 }
 
+/** Told of a hub's commit; `undefined`: anything may have changed (a lost connection to the other nodes). */
+export type ChangeListener = (hubId: string | undefined) => void;
+
 export interface Wakeups {
   subscribe(hubId: string): Waiter;
+  /** Calls `listener` for every hub that changes, on any node; returns how to stop. */
+  listen(listener: ChangeListener): () => void;
+  /** Wakes this node's waiters of these hubs (after a commit here). */
+  wake(hubIds: Iterable<string>): void;
+  close(): Promise<void>;
 }
 
 /** The waiters of this process, by hub. Each engine's wake-ups end here. */
 export class LocalWakeups implements Wakeups {
   private readonly waiting = new Map<string, Set<() => void>>();
+  private readonly listeners = new Set<ChangeListener>();
+
+  listen(listener: ChangeListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  async close(): Promise<void> {
+    this.wakeAll();
+  }
 
   subscribe(hubId: string): Waiter {
     let woken = false;
@@ -59,12 +77,14 @@ export class LocalWakeups implements Wakeups {
   wake(hubIds: Iterable<string>): void {
     for (const hubId of hubIds) {
       for (const onChange of this.waiting.get(hubId) ?? []) onChange();
+      for (const listener of this.listeners) listener(hubId);
     }
   }
 
   /** Wakes every waiter (after a lost connection to the other nodes: something may have been missed). */
   wakeAll(): void {
-    this.wake([...this.waiting.keys()]);
+    for (const set of this.waiting.values()) for (const onChange of set) onChange();
+    for (const listener of this.listeners) listener(undefined);
   }
 
   /** How many readers wait now (for metrics and tests). */

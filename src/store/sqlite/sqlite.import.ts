@@ -4,8 +4,9 @@
  * PostgreSQL's counterpart sends each batch as arrays in a few statements (postgres.import.ts).
  */
 import type Database from 'better-sqlite3';
+import { assignedMessageId, type FeedClock } from '../sql/changes.js';
 import type { Transaction } from '../sql/executor.js';
-import { bumpDataVersion, hubExists } from '../sql/hubs.js';
+import { hubExists } from '../sql/hubs.js';
 import type { ImportMessage, ImportOutcome } from '../store.js';
 
 interface KnownContact {
@@ -14,10 +15,15 @@ interface KnownContact {
   name: string;
 }
 
-/** Call inside a write transaction (SqliteStore.write, whose statements `tx` runs): it commits or undoes the whole import. */
+/**
+ * Call inside a write transaction (SqliteStore.write, whose statements `tx` runs) that holds the
+ * hub (`clock`): it commits or undoes the whole import. Each new message is a message.created;
+ * each contact whose vid or name the file changes, one contact.updated.
+ */
 export async function importIntoSqlite(
   db: Database.Database,
   tx: Transaction,
+  clock: FeedClock,
   hubId: string,
   batches: AsyncIterable<readonly ImportMessage[]>,
   now: number,
@@ -28,12 +34,17 @@ export async function importIntoSqlite(
   );
   const updateContact = db.prepare('UPDATE contacts SET vid = ?, name = ? WHERE id = ?');
   const insertMessage = db.prepare(
-    `INSERT INTO messages (hub_id, contact_id, created_at, sender, msg, content_type, source_id)
-     VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (hub_id, source_id) DO NOTHING`,
+    `INSERT INTO messages (hub_id, contact_id, created_at, sender, msg, content_type, source_id, seq,
+       changed_at, public_id)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
   );
+  const isStored = db.prepare('SELECT 1 FROM messages WHERE hub_id = ? AND source_id = ?').pluck();
+  const logContactUpdated = db.prepare(
+    `INSERT INTO changes (hub_id, seq, type, at, contact_id) VALUES (?, ?, 'contact.updated', ?, ?)`,
+  );
+  const updatedContacts = new Set<number>();
   const contacts = new Map<string, KnownContact>();
   const outcome: ImportOutcome = { received: 0, inserted: 0, duplicates: 0, contactsCreated: 0 };
-  let contactsChanged = false;
 
   // Nested in the caller's transaction, db.transaction() becomes a savepoint.
   const storeBatch = db.transaction((batch: readonly ImportMessage[]) => {
@@ -47,6 +58,7 @@ export async function importIntoSqlite(
           );
           contact = { id, vid: message.vid, name: message.name };
           outcome.contactsCreated += 1;
+          if (message.vid !== '' || message.name !== '') updatedContacts.add(id);
         }
         contacts.set(message.lineId, contact);
       }
@@ -57,27 +69,29 @@ export async function importIntoSqlite(
         updateContact.run(vid, name, contact.id);
         contact.vid = vid;
         contact.name = name;
-        contactsChanged = true;
+        updatedContacts.add(contact.id);
       }
-      const result = insertMessage.run(
-        hubId,
-        contact.id,
-        message.createdAt,
-        message.sender,
-        message.msg,
-        message.contentType,
-        message.sourceId,
-      );
       outcome.received += 1;
-      if (result.changes > 0) outcome.inserted += 1;
-      else outcome.duplicates += 1;
+      const seq = clock.next(hubId);
+      for (let attempt = 0; ; attempt++) {
+        const id = assignedMessageId(message.sourceId, attempt);
+        const args = [message.createdAt, message.sender, message.msg, message.contentType];
+        if (insertMessage.run(hubId, contact.id, ...args, message.sourceId, seq, now, id).changes > 0) {
+          outcome.inserted += 1;
+          break;
+        }
+        if (isStored.get(hubId, message.sourceId) !== undefined) {
+          outcome.duplicates += 1;
+          break;
+        }
+        if (attempt > 8) throw new Error(`no free message id for ${message.sourceId}`);
+      }
     }
   });
 
   if (!(await hubExists(tx, hubId))) throw new Error(`hub ${hubId} does not exist`);
   for await (const batch of batches) storeBatch(batch);
-  if (outcome.inserted > 0 || outcome.contactsCreated > 0 || contactsChanged) {
-    await bumpDataVersion(tx, hubId);
-  }
+  // After the messages, so a reader of the feed sees each contact's messages, then its new name.
+  for (const contactId of updatedContacts) logContactUpdated.run(hubId, clock.next(hubId), now, contactId);
   return outcome;
 }

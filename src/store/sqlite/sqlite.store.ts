@@ -9,9 +9,11 @@ import path from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type Database from 'better-sqlite3';
 import * as answer from '../sql/answers.js';
+import type { FeedClock } from '../sql/changes.js';
 import type { Sql, Transaction } from '../sql/executor.js';
 import { type DdlTypes, migrateSchema } from '../sql/schema.js';
 import { SqlStore } from '../sql/sql-store.js';
+import { LocalWakeups } from '../sql/wakeups.js';
 import type { ImportMessage, ImportOutcome, MessageQuery, MessageRow, PoolState } from '../store.js';
 import { openDatabase } from './sqlite.driver.js';
 import { importIntoSqlite } from './sqlite.import.js';
@@ -30,6 +32,28 @@ export const SQLITE_TYPES: DdlTypes = {
   serialKey: 'INTEGER PRIMARY KEY',
   table: ' STRICT',
   keyedTable: ' STRICT, WITHOUT ROWID',
+  isMessageId: (expr) => `(length(${expr}) BETWEEN 1 AND 64 AND ${expr} NOT GLOB '*[^A-Za-z0-9_-]*')`,
+  isRowIdForm: (expr) => `(${expr} GLOB 'm[0-9]*' AND substr(${expr}, 2) NOT GLOB '*[^0-9]*')`,
+  // SQLite cannot change a CHECK in place: the table is copied into one with the new check.
+  allowAdminScope: `
+    CREATE TABLE api_keys_v5 (
+      id TEXT PRIMARY KEY,
+      hub_id TEXT NOT NULL REFERENCES hubs(id),
+      scope TEXT NOT NULL CHECK (scope IN ('read', 'ingest', 'admin')),
+      label TEXT NOT NULL DEFAULT '',
+      key_hash BLOB NOT NULL UNIQUE,
+      key_encrypted BLOB NOT NULL,
+      key_start TEXT NOT NULL,
+      created_at INTEGER NOT NULL,
+      last_used_at INTEGER,
+      revoked_at INTEGER,
+      rate_limit_requests INTEGER,
+      rate_limit_per_seconds INTEGER
+    ) STRICT;
+    INSERT INTO api_keys_v5 SELECT * FROM api_keys;
+    DROP TABLE api_keys;
+    ALTER TABLE api_keys_v5 RENAME TO api_keys;
+    CREATE INDEX api_keys_by_hub ON api_keys(hub_id, created_at);`,
 };
 
 /** The whole hub or a long range: walk contacts in first-seen order, each one's range by index. */
@@ -94,6 +118,8 @@ export class SqliteStore extends SqlStore {
   private readonly writer: Transaction;
   protected readonly reads: Sql;
   protected readonly answerReads: Sql;
+  /** One process writes the file while it serves, so its own commits are all its readers wait for. */
+  protected readonly wakeups = new LocalWakeups();
   private readonly readsDb: Db;
   private readonly idleReaders: Reader[] = [];
   private readonly busyReaders = new Set<Reader>();
@@ -217,11 +243,13 @@ export class SqliteStore extends SqlStore {
   }
 
   protected importMessages(
+    tx: Transaction,
+    clock: FeedClock,
     hubId: string,
     batches: AsyncIterable<readonly ImportMessage[]>,
     now: number,
   ): Promise<ImportOutcome> {
-    return this.write((tx) => importIntoSqlite(this.db, tx, hubId, batches, now));
+    return importIntoSqlite(this.db, tx, clock, hubId, batches, now);
   }
 
   /** At most MAX_READERS answers read at once (each holds a connection and its cache); others wait their turn. */

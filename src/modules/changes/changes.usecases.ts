@@ -1,0 +1,157 @@
+/**
+ * The change feed (CONTRACT §9): the checks in their order, then one page of a hub's changes after
+ * a cursor, held (long polling) until a change commits on any node or the wait is over.
+ */
+import type { AppError } from '../../lib/errors.js';
+import type { Change, Store } from '../../store/store.js';
+import {
+  type AuthorizeDeps,
+  authorize,
+  type KeyedEndpoint,
+  keyInQueryOrBearer,
+} from '../keys/keys.authorize.js';
+import { partTwoKeyErrors } from '../keys/keys.errors.js';
+import { decodeCursor, encodeCursor } from './changes.cursor.js';
+import { changeErrors } from './changes.errors.js';
+
+export const MAX_LIMIT = 1000;
+export const DEFAULT_LIMIT = 500;
+export const MAX_WAIT_SECONDS = 30;
+
+/** The codes of the checks in their order (the OpenAPI document shows it). */
+export const CHANGES_CHECK_ORDER = [
+  'ambiguous_credentials',
+  'missing_api_key',
+  'invalid_api_key',
+  'insufficient_scope',
+  'invalid_hub_id',
+  'forbidden',
+  'duplicate_parameter',
+  'invalid_cursor',
+  'invalid_limit',
+  'invalid_wait',
+  'cursor_expired',
+  'rate_limited',
+] as const satisfies readonly AppError['code'][];
+
+const FEED_KEY_ERRORS = partTwoKeyErrors('read', 'read the change feed');
+
+const FEED = {
+  scope: 'read',
+  refusals: FEED_KEY_ERRORS,
+  readsHub: false,
+  limitFieldsOnRefusals: true,
+} as const satisfies KeyedEndpoint;
+
+const SINGLE_VALUED = ['cursor', 'limit', 'wait'] as const;
+const WHOLE_NUMBER = /^\d{1,7}$/;
+
+export interface ChangesDeps {
+  store: Store;
+  authorize: AuthorizeDeps;
+  /** CHATLOG_CHANGES_KEEP_DAYS, for the words of cursor_expired. */
+  keepDays: number;
+}
+
+export interface ChangesRequest {
+  hubId: string;
+  /** The raw query string, without "?". */
+  query: string;
+  authorization: string | undefined;
+}
+
+export interface CheckedChangesRequest {
+  hubId: string;
+  /** The seq the cursor names; undefined: from the oldest change kept. */
+  after: number | undefined;
+  limit: number;
+  waitMs: number;
+  /** Headers every answer carries (a limited key's rate-limit fields). */
+  headers: Record<string, string>;
+}
+
+export async function checkChangesRequest(
+  deps: ChangesDeps,
+  request: ChangesRequest,
+): Promise<CheckedChangesRequest> {
+  const params = new URLSearchParams(request.query);
+  const presented = keyInQueryOrBearer(params, request.authorization);
+  if (presented.kind === 'ambiguous') throw FEED_KEY_ERRORS.ambiguous();
+  const { refuse, admit } = await authorize(deps.authorize, {
+    presented,
+    hubId: request.hubId,
+    endpoint: FEED,
+  });
+  for (const name of SINGLE_VALUED) {
+    if (params.getAll(name).length > 1) throw await refuse(changeErrors.duplicateParameter(name));
+  }
+  const cursor = params.get('cursor');
+  let after: number | undefined;
+  if (cursor !== null) {
+    after = decodeCursor(request.hubId, cursor);
+    if (after === undefined) throw await refuse(changeErrors.invalidCursor());
+  }
+  const limit = wholeNumber(params.get('limit'), DEFAULT_LIMIT);
+  if (limit === undefined || limit < 1 || limit > MAX_LIMIT)
+    throw await refuse(changeErrors.invalidLimit(MAX_LIMIT));
+  const wait = wholeNumber(params.get('wait'), 0);
+  if (wait === undefined || wait > MAX_WAIT_SECONDS)
+    throw await refuse(changeErrors.invalidWait(MAX_WAIT_SECONDS));
+  if (after !== undefined) {
+    const position = await deps.store.changes.position(request.hubId);
+    // A seq past the feed's end was never handed out by this store.
+    if (!position || after > position.lastSeq) throw await refuse(changeErrors.invalidCursor());
+    if (after < position.droppedThrough) throw await refuse(changeErrors.cursorExpired(deps.keepDays));
+  }
+  const headers = await admit();
+  return { hubId: request.hubId, after, limit, waitMs: wait * 1000, headers };
+}
+
+function wholeNumber(text: string | null, absent: number): number | undefined {
+  if (text === null) return absent;
+  return WHOLE_NUMBER.test(text) ? Number(text) : undefined;
+}
+
+export interface ChangesPage {
+  changes: Change[];
+  cursor: string;
+  hasMore: boolean;
+}
+
+/**
+ * One page after the request's cursor. With a wait, an empty look subscribes first and is done
+ * again each time the hub changes (on any node), until something comes, the time is up, or
+ * `signal` aborts (the client left, the server stops).
+ */
+export async function readChanges(
+  store: Store,
+  request: CheckedChangesRequest,
+  signal?: AbortSignal,
+): Promise<ChangesPage> {
+  const { hubId, limit } = request;
+  const deadline = Date.now() + request.waitMs;
+  // No cursor: an empty answer hands out the feed's end, as it stood before the look.
+  const end = request.after === undefined ? ((await store.changes.position(hubId))?.lastSeq ?? 0) : undefined;
+  const after = request.after ?? 0;
+  for (;;) {
+    const remaining = deadline - Date.now();
+    const waiter = remaining > 0 && !signal?.aborted ? store.changes.subscribe(hubId) : undefined;
+    try {
+      const found = await store.changes.page(hubId, after, limit + 1);
+      if (found.length > 0 || !waiter) {
+        const changes = found.slice(0, limit);
+        const last = changes.at(-1)?.seq ?? end ?? after;
+        return { changes, cursor: encodeCursor(hubId, last), hasMore: found.length > limit };
+      }
+      const stop = () => waiter.cancel();
+      signal?.addEventListener('abort', stop, { once: true });
+      try {
+        await waiter.wait(remaining);
+      } finally {
+        signal?.removeEventListener('abort', stop);
+      }
+    } finally {
+      waiter?.cancel();
+    }
+  }
+}

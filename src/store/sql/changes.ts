@@ -1,0 +1,262 @@
+/**
+ * The change log (CONTRACT §9), written once for both engines: how a write numbers its changes,
+ * and how the feed reads them back.
+ *
+ * Ordering. A write first locks the rows of the hubs it changes (in id order, so two writers never
+ * lock crosswise) and reads each hub's `last_seq`; it numbers its changes after it and writes the
+ * new `last_seq` just before it commits, still holding the lock. The next writer of that hub waits
+ * for the commit before it reads `last_seq`, so seq order is commit order, on SQLite (one writer)
+ * and on PostgreSQL with any number of nodes: a change never becomes visible behind one already
+ * served.
+ *
+ * Storage. A stored message is its own `message.created` (seq and commit time on its row), so it
+ * leaves the feed with the message. The other changes are rows of `changes`; those about a contact
+ * name it by row id, so erasing the contact hides them too. The feed is the merge of both by seq,
+ * read in one statement (one snapshot: no change can slip between two reads).
+ */
+import { createHash } from 'node:crypto';
+import type { Change, FeedPosition } from '../store.js';
+import type { Sql, Transaction } from './executor.js';
+
+export const MESSAGE_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+/**
+ * The id chatlog gives a message that brought none (or one another message of the hub has):
+ * 22 characters of the SHA-256 of its source id, `attempt` making another when that one is taken.
+ */
+export function assignedMessageId(sourceId: string, attempt = 0): string {
+  return createHash('sha256')
+    .update(attempt === 0 ? sourceId : `${sourceId}\u0000${attempt}`)
+    .digest('base64url')
+    .slice(0, 22);
+}
+
+/** The hub feed positions one write transaction holds, and the seqs it hands out. */
+export class FeedClock {
+  private readonly last = new Map<string, number>();
+  private readonly atLock = new Map<string, number>();
+
+  constructor(private readonly tx: Transaction) {}
+
+  /**
+   * Locks the hubs' rows (in id order) for the rest of the transaction, reads their positions, and
+   * counts a change to each hub's data (the answer cache's version). Call it before any other write
+   * to those hubs.
+   */
+  async lock(hubIds: Iterable<string>): Promise<void> {
+    for (const hubId of [...new Set(hubIds)].sort()) {
+      if (this.last.has(hubId)) continue;
+      const row = await this.tx.get<{ last_seq: number }>(
+        'UPDATE hubs SET data_version = data_version + 1 WHERE id = ? RETURNING last_seq',
+        [hubId],
+      );
+      // A hub that does not exist: its writes fail in next(), each alone.
+      if (!row) continue;
+      this.last.set(hubId, row.last_seq);
+      this.atLock.set(hubId, row.last_seq);
+    }
+  }
+
+  /** The next seq of a locked hub. A seq undone with its savepoint leaves a gap, which is allowed. */
+  next(hubId: string): number {
+    const last = this.last.get(hubId);
+    if (last === undefined)
+      throw new Error(`hub ${hubId} does not exist or was not locked before its change`);
+    this.last.set(hubId, last + 1);
+    return last + 1;
+  }
+
+  /** Writes the hubs' new positions; resolves to the hubs that changed (to wake their readers). */
+  async finish(): Promise<string[]> {
+    const changed: string[] = [];
+    for (const [hubId, last] of this.last) {
+      if (last === this.atLock.get(hubId)) continue;
+      await this.tx.run('UPDATE hubs SET last_seq = ? WHERE id = ?', [last, hubId]);
+      changed.push(hubId);
+    }
+    return changed;
+  }
+}
+
+export type LoggedChange =
+  | { type: 'message.deleted'; contactId: number; messageId: string; reason: 'unsend' }
+  | { type: 'contact.updated'; contactId: number }
+  | { type: 'contact.erased'; lineId: string }
+  | { type: 'retention.applied'; before: number };
+
+/** Appends a change other than message.created (which is the message row itself). */
+export async function logChange(
+  tx: Transaction,
+  clock: FeedClock,
+  hubId: string,
+  at: number,
+  change: LoggedChange,
+): Promise<void> {
+  await tx.run(
+    `INSERT INTO changes (hub_id, seq, type, at, contact_id, line_id, message_id, reason, before_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    [
+      hubId,
+      clock.next(hubId),
+      change.type,
+      at,
+      'contactId' in change ? change.contactId : null,
+      'lineId' in change ? change.lineId : null,
+      'messageId' in change ? change.messageId : null,
+      'reason' in change ? change.reason : null,
+      'before' in change ? change.before : null,
+    ],
+  );
+}
+
+export async function feedPosition(sql: Sql, hubId: string): Promise<FeedPosition | undefined> {
+  const row = await sql.get<{ last_seq: number; changes_dropped_through: number }>(
+    'SELECT last_seq, changes_dropped_through FROM hubs WHERE id = ?',
+    [hubId],
+  );
+  return row && { lastSeq: row.last_seq, droppedThrough: row.changes_dropped_through };
+}
+
+type FeedTuple = [
+  seq: number,
+  type: string,
+  at: number,
+  id: string | null,
+  lineId: string | null,
+  vid: string | null,
+  name: string | null,
+  sender: string | null,
+  msg: string | null,
+  contentType: string | null,
+  createdAt: number | null,
+  line: string | null,
+  reason: string | null,
+];
+
+/** The select lists of FEED_SQL's two sources, for other reads of the same rows. */
+const CREATED_COLUMNS = `m.seq, 'message.created' AS type, m.changed_at AS at, m.public_id AS id, c.line_id, c.vid, c.name,
+  COALESCE(m.sender, NULLIF(c.name, ''), 'User') AS sender, m.msg, m.content_type, m.created_at, m.line_json, NULL AS reason`;
+const OTHER_COLUMNS = `ch.seq, ch.type, ch.at, ch.message_id, COALESCE(c.line_id, ch.line_id), c.vid, c.name,
+  NULL, NULL, NULL, ch.before_at, NULL, ch.reason`;
+
+/**
+ * The changes after `afterSeq`, at most `limit`, in seq order: both sources limited alone, then
+ * merged, in one statement. A change about a contact that is gone (erased) is not served.
+ */
+export const FEED_SQL = `
+  SELECT * FROM (
+    SELECT ${CREATED_COLUMNS}
+    FROM messages AS m JOIN contacts AS c ON c.id = m.contact_id
+    WHERE m.hub_id = ? AND m.seq > ?
+    ORDER BY m.seq LIMIT ?) AS created
+  UNION ALL
+  SELECT * FROM (
+    SELECT ${OTHER_COLUMNS}
+    FROM changes AS ch LEFT JOIN contacts AS c ON c.id = ch.contact_id
+    WHERE ch.hub_id = ? AND ch.seq > ? AND (ch.contact_id IS NULL OR c.id IS NOT NULL)
+    ORDER BY ch.seq LIMIT ?) AS other
+  ORDER BY seq LIMIT ?`;
+
+export const feedParams = (hubId: string, afterSeq: number, limit: number) => [
+  hubId,
+  afterSeq,
+  limit,
+  hubId,
+  afterSeq,
+  limit,
+  limit,
+];
+
+/** The change a row of FEED_SQL is; undefined for a type this version does not know. */
+export function toChange(row: FeedTuple): Change | undefined {
+  const [seq, type, at, id, lineId, vid, name, sender, msg, contentType, createdAt, line, reason] = row;
+  switch (type) {
+    case 'message.created':
+      return {
+        seq,
+        type,
+        at,
+        id: id ?? '',
+        lineId: lineId ?? '',
+        vid: vid ?? '',
+        name: name ?? '',
+        message: {
+          sender: sender ?? '',
+          msg: msg ?? '',
+          contentType: contentType ?? '',
+          createdAt: createdAt ?? 0,
+        },
+        line,
+      };
+    case 'message.deleted':
+      return { seq, type, at, id: id ?? '', lineId: lineId ?? '', reason: reason ?? 'unsend' };
+    case 'contact.updated':
+      return { seq, type, at, lineId: lineId ?? '', vid: vid ?? '', name: name ?? '' };
+    case 'contact.erased':
+      return { seq, type, at, lineId: lineId ?? '' };
+    case 'retention.applied':
+      return { seq, type, at, before: createdAt ?? 0 };
+    default:
+      return undefined;
+  }
+}
+
+/** The changes of these seqs still served, in seq order (what an outgoing webhook sends). */
+export async function readChangesAt(sql: Sql, hubId: string, seqs: readonly number[]): Promise<Change[]> {
+  if (seqs.length === 0) return [];
+  const list = seqs.map(() => '?').join(', ');
+  const rows = await sql.all<Record<string, unknown>>(
+    `SELECT ${CREATED_COLUMNS} FROM messages AS m JOIN contacts AS c ON c.id = m.contact_id
+     WHERE m.hub_id = ? AND m.seq IN (${list})
+     UNION ALL
+     SELECT ${OTHER_COLUMNS} FROM changes AS ch LEFT JOIN contacts AS c ON c.id = ch.contact_id
+     WHERE ch.hub_id = ? AND ch.seq IN (${list}) AND (ch.contact_id IS NULL OR c.id IS NOT NULL)
+     ORDER BY 1`,
+    [hubId, ...seqs, hubId, ...seqs],
+  );
+  return rows.flatMap((row) => toChange(Object.values(row) as FeedTuple) ?? []);
+}
+
+/** The seq and type of the changes after `afterSeq` (at most `limit`): what a dispatcher needs. */
+export function changeTypesAfter(
+  sql: Sql,
+  hubId: string,
+  afterSeq: number,
+  limit: number,
+): Promise<Array<{ seq: number; type: string }>> {
+  return sql.all(
+    `SELECT * FROM (
+       SELECT seq, 'message.created' AS type FROM messages WHERE hub_id = ? AND seq > ? ORDER BY seq LIMIT ?) AS created
+     UNION ALL
+     SELECT * FROM (SELECT seq, type FROM changes WHERE hub_id = ? AND seq > ? ORDER BY seq LIMIT ?) AS other
+     ORDER BY seq LIMIT ?`,
+    [hubId, afterSeq, limit, hubId, afterSeq, limit, limit],
+  );
+}
+
+/** One page of the feed through the executor (PostgreSQL; SQLite reads it on a reader of its own). */
+export async function readFeed(sql: Sql, hubId: string, afterSeq: number, limit: number): Promise<Change[]> {
+  const rows = await sql.all<Record<string, unknown>>(FEED_SQL, feedParams(hubId, afterSeq, limit));
+  return rows.flatMap((row) => toChange(Object.values(row) as FeedTuple) ?? []);
+}
+
+/**
+ * Drops deletion and contact changes committed before `before` (CONTRACT §9's keep days), and
+ * remembers per hub the highest seq dropped, so an older cursor is known to have missed some.
+ */
+export async function dropChangesBefore(tx: Transaction, before: number): Promise<number> {
+  const hubs = await tx.all<{ hub_id: string; through: number }>(
+    'SELECT hub_id, MAX(seq) AS through FROM changes WHERE at < ? GROUP BY hub_id',
+    [before],
+  );
+  let dropped = 0;
+  for (const { hub_id, through } of hubs) {
+    await tx.run('UPDATE hubs SET changes_dropped_through = ? WHERE id = ? AND changes_dropped_through < ?', [
+      through,
+      hub_id,
+      through,
+    ]);
+    dropped += await tx.run('DELETE FROM changes WHERE hub_id = ? AND seq <= ?', [hub_id, through]);
+  }
+  return dropped;
+}
