@@ -2,7 +2,8 @@
  * What an integrator does with the document: generate types with openapi-typescript (its default
  * settings), call chatlog with openapi-fetch, compile under `tsc --strict` with no cast, and run it.
  * The program makes every request the README shows (the minimal ingest body `{lineId, msg}`
- * included), against a live server; the types are generated afresh from the served document.
+ * included) and reads the change feed (key in Authorization, then following the cursor), against a
+ * live server; the types are generated afresh from the served document.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -96,6 +97,34 @@ const refused = await client.GET('/api/line/{hubId}/messages', {
 const code: string | undefined = refused.error?.error.code;
 out.refused = { status: refused.response.status, code };
 
+// The change feed: the key in Authorization (or apikey, never both), then following the cursor.
+const bearerRead = { Authorization: \`Bearer \${readKey}\` };
+const changes = await client.GET('/api/line/{hubId}/changes', {
+  params: { path: { hubId }, query: { limit: 1000 } },
+  headers: bearerRead,
+});
+const feed = changes.data?.changes ?? [];
+const cursor: string | undefined = changes.data?.cursor;
+const caughtUp = await client.GET('/api/line/{hubId}/changes', {
+  params: { path: { hubId }, query: { apikey: readKey, cursor, wait: 1 } },
+});
+const both = await client.GET('/api/line/{hubId}/changes', {
+  params: { path: { hubId }, query: { apikey: readKey } },
+  headers: bearerRead,
+});
+out.changes = {
+  status: changes.response.status,
+  types: feed.map((c) => c.type),
+  created: feed.flatMap((c) => (c.type === 'message.created' ? [[c.id, c.message?.msg]] : [])),
+  hasMore: changes.data?.hasMore,
+  caughtUp: {
+    status: caughtUp.response.status,
+    changes: caughtUp.data?.changes.length,
+    sameCursor: caughtUp.data?.cursor === cursor,
+  },
+  both: { status: both.response.status, code: both.error?.error.code },
+};
+
 // Health checks.
 const health = await client.GET('/healthz');
 const ready = await client.GET('/readyz');
@@ -184,5 +213,13 @@ test('the openapi-fetch program runs against a live server: every request the RE
   assert.deepEqual(out.inTokyo, { status: 200, contacts: 1 });
   assert.deepEqual(out.head, { status: 200, cacheControl: 'private, no-store' });
   assert.deepEqual(out.refused, { status: 400, code: 'invalid_range' });
+  assert.equal(out.changes.status, 200);
+  assert.ok(out.changes.types.includes('contact.updated'), 'the link is a contact change');
+  assert.deepEqual(out.changes.created.at(0), ['crm-8812', 'Thanks, see you on the 10th!']);
+  assert.deepEqual(out.changes.created.at(-1), ['444573844083572737', 'こんにちは！']);
+  assert.equal(out.changes.created.length, 3);
+  assert.equal(out.changes.hasMore, false);
+  assert.deepEqual(out.changes.caughtUp, { status: 200, changes: 0, sameCursor: true });
+  assert.deepEqual(out.changes.both, { status: 400, code: 'ambiguous_credentials' });
   assert.deepEqual(out.health, { healthz: 'ok', readyz: 'ready' });
 });

@@ -33,7 +33,14 @@ const unreachable = (operations: string[], status: string, why: string) => {
   for (const operation of operations) THROUGH_A_PROXY_UNREACHABLE[`${operation} ${status}`] = why;
 };
 const HEALTH = ['health', 'headHealth', 'ready', 'headReady'];
-const ALL = ['getMessages', 'headMessages', 'receiveLineWebhook', 'recordMessages', 'linkContact'];
+const ALL = [
+  'getMessages',
+  'headMessages',
+  'receiveLineWebhook',
+  'recordMessages',
+  'linkContact',
+  'getChanges',
+];
 unreachable(
   ALL,
   '405',
@@ -87,6 +94,7 @@ let otherHubReadKey: string;
 let otherHubIngestKey: string;
 let limitedReadKey: string;
 let limitedIngestKey: string;
+let limitedChangesKey: string;
 /** "operationId status" of every answer that came back through Prism unchanged. */
 const provoked = new Set<string>();
 /** "operationId status" of HEAD answers equal to their GET's, which came through Prism. */
@@ -110,6 +118,10 @@ before(async () => {
   const limitedIngest = await server.keys.issue(HUB, 'ingest', 'prism limited');
   await server.keys.setRateLimit(limitedIngest.summary.id, { requests: 1, perSeconds: 600 });
   limitedIngestKey = limitedIngest.key;
+  // Its own limited read key: the rate limit counts per key, and getMessages spends limitedReadKey's.
+  const limitedChanges = await server.keys.issue(HUB, 'read', 'prism limited changes');
+  await server.keys.setRateLimit(limitedChanges.summary.id, { requests: 1, perSeconds: 600 });
+  limitedChangesKey = limitedChanges.key;
 
   served = await servedDocument();
   const port = await freePort();
@@ -218,6 +230,7 @@ async function getThenHead(
 }
 
 const messagesPath = (hubId: string, query: string) => `/api/line/${hubId}/messages?${query}`;
+const changesPath = (hubId: string, query = '') => `/api/line/${hubId}/changes${query ? `?${query}` : ''}`;
 const json = { 'content-type': 'application/json' };
 const bearer = (key: string) => ({ ...json, authorization: `Bearer ${key}` });
 const sign = (body: string) => createHmac('sha256', CHANNEL_SECRET).update(body).digest('base64');
@@ -233,7 +246,7 @@ function failingStore(store: Store, error: Error): () => void {
     });
     restores.push(() => Reflect.set(target, name, original));
   };
-  for (const part of [store.hubs, store.keys, store.messages, store.contacts] as object[]) {
+  for (const part of [store.hubs, store.keys, store.messages, store.contacts, store.changes] as object[]) {
     if (!part) continue;
     for (const name of Object.keys(part)) replace(part, name);
     for (let proto = Object.getPrototypeOf(part); proto && proto !== Object.prototype; ) {
@@ -404,6 +417,100 @@ test('the read API through Prism (GET; HEAD alike): 200, 304, 400, 401, 403, 429
   await read(429, `apikey=${limitedReadKey}`);
 });
 
+interface FeedPage {
+  changes: Array<{ seq: string; type: string; id?: string }>;
+  cursor: string;
+  hasMore: boolean;
+}
+
+test('the change feed through Prism: 200, 400, 401, 403, 410, 429', async () => {
+  const feed = async (query: string, headers: Record<string, string> = {}): Promise<FeedPage> =>
+    JSON.parse((await through('getChanges', 200, 'GET', changesPath(HUB, query), headers)).body.toString());
+  const auth = { authorization: `Bearer ${readKey}` };
+  // The earlier tests' webhook and ingest messages, LINE's own objects included.
+  const all = await feed('', auth);
+  assert.ok(all.changes.length > 0, 'the feed holds the earlier messages');
+  assert.ok(
+    all.changes.some((c) => c.type === 'message.created'),
+    'with message.created changes',
+  );
+  assert.equal(all.hasMore, false);
+  assert.deepEqual(await feed(`apikey=${readKey}`), all, 'the key in the query works as in the header');
+  const first = await feed('limit=1', auth);
+  assert.equal(first.changes.length, 1);
+  assert.equal(first.hasMore, all.changes.length > 1);
+  const next = await feed(`cursor=${first.cursor}&limit=1000&wait=0`, auth);
+  assert.deepEqual(
+    next.changes.map((c) => c.seq),
+    all.changes.slice(1).map((c) => c.seq),
+  );
+  // Caught up: the cursor given comes back, after a wait of one second with nothing.
+  assert.deepEqual(await feed(`cursor=${all.cursor}&wait=1`, auth), {
+    changes: [],
+    cursor: all.cursor,
+    hasMore: false,
+  });
+  // Long polling: held through Prism until a change commits.
+  const held = feed(`cursor=${all.cursor}&wait=20`, auth);
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const woke = await rawRequest(
+    server.url,
+    'POST',
+    `/ingest/line/${HUB}/messages`,
+    bearer(ingestKey),
+    JSON.stringify([{ lineId: LINE_ID, msg: 'wakes the feed', id: 'prism-feed-wake' }]),
+  );
+  assert.equal(woke.status, 200);
+  assert.deepEqual(
+    (await held).changes.map((c) => c.id),
+    ['prism-feed-wake'],
+  );
+
+  const refused = async (status: number, query: string, headers: Record<string, string>) =>
+    JSON.parse((await through('getChanges', status, 'GET', changesPath(HUB, query), headers)).body.toString())
+      .error.code;
+  assert.equal(await refused(400, `apikey=${readKey}`, auth), 'ambiguous_credentials');
+  assert.equal(await refused(400, 'cursor=garbage', auth), 'invalid_cursor');
+  const otherHubCursor = (
+    JSON.parse(
+      (
+        await through('getChanges', 200, 'GET', changesPath(OTHER_HUB), {
+          authorization: `Bearer ${otherHubReadKey}`,
+        })
+      ).body.toString(),
+    ) as FeedPage
+  ).cursor;
+  assert.equal(await refused(400, `cursor=${otherHubCursor}`, auth), 'invalid_cursor');
+  const noKey = 'chl_0000000000000000000000000000';
+  assert.equal(await refused(401, '', { authorization: `Bearer ${noKey}` }), 'invalid_api_key');
+  assert.equal(await refused(401, `apikey=${noKey}`, {}), 'invalid_api_key');
+  assert.equal(await refused(403, '', { authorization: `Bearer ${ingestKey}` }), 'insufficient_scope');
+  assert.equal(await refused(403, `apikey=${otherHubReadKey}`, {}), 'forbidden');
+  // One request of the limited key per window: the first spends it.
+  await feed(`apikey=${limitedChangesKey}`);
+  assert.equal(await refused(429, `apikey=${limitedChangesKey}`, {}), 'rate_limited');
+
+  // 410: a cursor from before a contact change that was dropped (as if CHATLOG_CHANGES_KEEP_DAYS
+  // had passed). Last here: the drop expires every cursor this test took before it.
+  const before = (await feed(`cursor=${all.cursor}`, auth)).cursor;
+  const renamed = await rawRequest(
+    server.url,
+    'PUT',
+    `/ingest/line/${HUB}/contacts/${LINE_ID}`,
+    bearer(ingestKey),
+    '{"name":"renamed for the feed"}',
+  );
+  assert.equal(renamed.status, 200);
+  const after = await feed(`cursor=${before}`, auth);
+  assert.deepEqual(
+    after.changes.map((c) => c.type),
+    ['contact.updated'],
+  );
+  assert.ok((await server.store.changes.dropBefore(Date.now() + 1000)) >= 1);
+  assert.equal(await refused(410, `cursor=${before}`, auth), 'cursor_expired');
+  assert.deepEqual((await feed(`cursor=${after.cursor}`, auth)).changes, []);
+});
+
 test('the health checks through Prism (GET; HEAD alike): 200', async () => {
   await getThenHead('health', 'headHealth', 200, '/healthz');
   await getThenHead('ready', 'headReady', 200, '/readyz');
@@ -450,6 +557,7 @@ test('a store that cannot answer (503, with Retry-After) and an unexpected fault
         bearer(ingestKey),
         '{}',
       );
+      await through('getChanges', status, 'GET', changesPath(HUB), { authorization: `Bearer ${readKey}` });
       if (status === 503) await getThenHead('ready', 'headReady', 503, '/readyz');
     } finally {
       restore();
@@ -524,6 +632,21 @@ test('the statuses a proxy cannot reach, asked of chatlog directly, answer as th
   );
   await direct('recordMessages', 400, 'POST', '/ingest/line/abc/messages', bearer(ingestKey), '[]');
   await direct('linkContact', 400, 'PUT', contact, bearer(ingestKey), '{"vid":true}');
+  // What the document refuses (Prism would answer 422 itself), checked against the document here.
+  const feedKey = { authorization: `Bearer ${readKey}` };
+  for (const [query, code] of [
+    ['limit=0', 'invalid_limit'],
+    ['limit=1001', 'invalid_limit'],
+    ['wait=31', 'invalid_wait'],
+    ['limit=1&limit=2', 'duplicate_parameter'],
+  ] as const) {
+    const res = await direct('getChanges', 400, 'GET', changesPath(HUB, query), feedKey);
+    assert.equal(JSON.parse(res.body.toString()).error.code, code, query);
+  }
+  await direct('getChanges', 400, 'GET', changesPath('abc'), feedKey);
+  // No key at all: Prism answers 401 itself (its security check: neither bearerKey nor queryKey).
+  const keyless = await direct('getChanges', 401, 'GET', changesPath(HUB));
+  assert.equal(JSON.parse(keyless.body.toString()).error.code, 'missing_api_key');
   await direct('receiveLineWebhook', 404, 'POST', '/webhooks/line/', json, '{}');
   await direct('linkContact', 404, 'PUT', `/ingest/line/${HUB}/contacts/`, bearer(ingestKey), '{}');
   await direct(
@@ -559,6 +682,7 @@ test('the statuses a proxy cannot reach, asked of chatlog directly, answer as th
     ['receiveLineWebhook', `/webhooks/line/${HUB}`],
     ['recordMessages', messages],
     ['linkContact', contact],
+    ['getChanges', changesPath(HUB, `apikey=${readKey}`)],
   ] as const) {
     await direct(operationId, 405, 'DELETE', url);
   }
@@ -567,6 +691,7 @@ test('the statuses a proxy cannot reach, asked of chatlog directly, answer as th
   await direct('receiveLineWebhook', 431, 'POST', `/webhooks/line/${HUB}`, large);
   await direct('recordMessages', 431, 'POST', messages, large);
   await direct('linkContact', 431, 'PUT', contact, large);
+  await direct('getChanges', 431, 'GET', changesPath(HUB, `apikey=${readKey}`), large);
   await direct('health', 431, 'GET', '/healthz', large);
   await direct('ready', 431, 'GET', '/readyz', large);
 });
