@@ -35,6 +35,9 @@ import { KeyService } from './modules/keys/keys.usecases.js';
 import { AnswerCache } from './modules/messages/messages.cache.js';
 import { answerMalformedUrl, registerMessagesRoutes } from './modules/messages/messages.routes.js';
 import { registerMetricsRoutes } from './modules/metrics/metrics.routes.js';
+import { registerWebhookRoutes } from './modules/webhooks/webhooks.routes.js';
+import { WebhookService } from './modules/webhooks/webhooks.usecases.js';
+import { WebhookWorker } from './modules/webhooks/webhooks.worker.js';
 import { isStoreUnavailable, type Store } from './store/store.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -71,6 +74,12 @@ export interface AppDeps {
   maxParamLength?: number;
   /** CHATLOG_CHANGES_KEEP_DAYS: how long the feed keeps deletions and contact changes. */
   changesKeepDays?: number;
+  /** CHATLOG_WEBHOOK_ALLOW_PRIVATE: outgoing webhooks may go to private and loopback addresses. */
+  webhookAllowPrivate?: boolean;
+  /** CHATLOG_WEBHOOK_TIMEOUT_MS: an outgoing delivery not answered 2xx within this is retried. */
+  webhookTimeoutMs?: number;
+  /** Runs this node's outbox worker (outgoing webhook deliveries) while the app listens; default true. */
+  runWorkers?: boolean;
 }
 
 export interface App {
@@ -78,6 +87,7 @@ export interface App {
   keys: KeyService;
   hubs: HubService;
   rateLimiter: RateLimiter;
+  webhooks: WebhookService;
 }
 
 export function buildApp(deps: AppDeps): App {
@@ -172,6 +182,27 @@ export function buildApp(deps: AppDeps): App {
     onWebhookRefused: metrics ? (reason) => metrics.webhookRefused(reason) : undefined,
   });
   registerIngestRoutes(app, { ingest, authorize: messagesDeps.authorize, methods });
+  const policy = { allowPrivate: deps.webhookAllowPrivate ?? settingDefault('webhookAllowPrivate') };
+  const worker = new WebhookWorker({
+    store: deps.store,
+    secrets: deps.secrets,
+    policy,
+    log: app.log,
+    timeoutMs: deps.webhookTimeoutMs ?? settingDefault('webhookTimeoutMs'),
+    clock,
+  });
+  const webhooks = new WebhookService({
+    store: deps.store,
+    secrets: deps.secrets,
+    policy,
+    clock,
+    onWork: (endpointId) => worker.kick(endpointId),
+  });
+  registerWebhookRoutes(app, { webhooks, authorize: messagesDeps.authorize, methods });
+  if (deps.runWorkers ?? true) {
+    app.addHook('onReady', async () => worker.start());
+    app.addHook('preClose', () => worker.stop());
+  }
   const accounts = new AccountService({
     store: deps.store,
     hubs,
@@ -190,5 +221,5 @@ export function buildApp(deps: AppDeps): App {
   // an export) is closed; Node would not do it on its own while a response is in progress.
   app.server.on('timeout', (socket: import('node:net').Socket) => socket.destroy());
 
-  return { app, keys, hubs, rateLimiter };
+  return { app, keys, hubs, rateLimiter, webhooks };
 }

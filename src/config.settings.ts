@@ -59,6 +59,12 @@ function atLeast(characters: number) {
   };
 }
 
+function yesOrNo(raw: string, env: string): boolean {
+  if (raw === 'true') return true;
+  if (raw === 'false') return false;
+  throw new UserError(`${env} must be true or false, got "${raw}"`);
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 function httpUrl(raw: string, env: string): string {
@@ -197,6 +203,18 @@ export const SETTINGS = {
     env: 'CHATLOG_METRICS_TOKEN',
     doc: 'bearer token for `/metrics`; required for `/metrics` to exist when `HOST` is not localhost',
     parse: atLeast(16),
+  }),
+  webhookAllowPrivate: withDefault({
+    env: 'CHATLOG_WEBHOOK_ALLOW_PRIVATE',
+    default: 'false',
+    doc: '`true` lets outgoing webhook endpoints be `http` URLs on private or loopback addresses (a receiver on your own network); link-local and cloud metadata addresses stay refused',
+    parse: yesOrNo,
+  }),
+  webhookTimeoutMs: withDefault({
+    env: 'CHATLOG_WEBHOOK_TIMEOUT_MS',
+    default: '15000',
+    doc: 'an outgoing webhook delivery not answered 2xx within this long is tried again later (CONTRACT §10 says 15 s)',
+    parse: integer(100, 60_000),
   }),
   changesKeepDays: withDefault({
     env: 'CHATLOG_CHANGES_KEEP_DAYS',

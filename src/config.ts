@@ -63,6 +63,8 @@ export function appSettings(config: Config) {
     requestTimeoutMs: config.requestTimeoutMs,
     answerCacheBytes: config.answerCacheBytes,
     changesKeepDays: config.changesKeepDays,
+    webhookAllowPrivate: config.webhookAllowPrivate,
+    webhookTimeoutMs: config.webhookTimeoutMs,
     publicUrl: config.publicUrl,
     metricsToken: config.metricsToken,
   };

@@ -40,6 +40,7 @@ export const ERROR_CODES = [
   'invalid_limit',
   'invalid_wait',
   'cursor_expired',
+  'invalid_url',
   'rate_limited',
   'method_not_allowed',
   'not_found',

@@ -40,6 +40,11 @@ const TAGS = [
   },
   { name: 'webhook', description: 'The LINE Messaging API webhook, signed with the channel secret.' },
   {
+    name: 'webhooks',
+    description:
+      'Outgoing webhooks: endpoints told of each change of a hub as it commits, signed as Standard Webhooks says, managed with a key of scope admin.',
+  },
+  {
     name: 'changes',
     description:
       "The change feed: every change to a hub's messages and contacts after a cursor, deletions included, with a key of scope read.",

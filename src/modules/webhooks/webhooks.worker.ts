@@ -1,0 +1,268 @@
+/**
+ * The outbox worker of one node (CONTRACT §10): turns each hub's new changes into deliveries, and
+ * attempts the deliveries that are due, each under a lease so no other node attempts it meanwhile.
+ *
+ * - Dispatch runs when a change commits (the store's onChange: this node's commits, and every
+ *   node's on PostgreSQL) and on a sweep every few seconds (changes another process committed to a
+ *   SQLite file, notifications lost while a connection was down).
+ * - Each endpoint with due deliveries has a loop of its own: lease a batch, send it (several at once),
+ *   store the outcomes in one write, again until nothing is due; then sleep until the next retry
+ *   is due or new work comes. A slow or failing endpoint holds only its own loop: never another
+ *   endpoint's deliveries, and never the write path (webhooks and ingest do not wait for it).
+ * - A change deleted before its delivery (an unsend, an erasure) is not sent: its delivery is
+ *   `skipped`. A retry of one change never holds back the next: each has its own schedule.
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import { formatTimestamp } from '../../lib/calendar.js';
+import type { SecretBox } from '../../lib/secrets.js';
+import type {
+  Change,
+  DeliverySettlement,
+  LeasedDelivery,
+  Store,
+  WebhookEndpoint,
+} from '../../store/store.js';
+import { serializeChange } from '../changes/changes.serializer.js';
+import { type AttemptResult, attemptDelivery, retryDelayMs } from './webhooks.delivery.js';
+import type { Resolve, UrlPolicy } from './webhooks.url.js';
+
+/** Deliveries one endpoint's loop leases at a time, and sends at once. */
+const BATCH = 200;
+const IN_FLIGHT_PER_ENDPOINT = 32;
+/** Changes turned into deliveries per dispatch transaction. */
+const DISPATCH_MAX = 1000;
+const SWEEP_MS = 2_000;
+/** A lease outlasts an attempt by this much (the time to store its outcome). */
+const LEASE_MARGIN_MS = 10_000;
+
+export interface WebhookWorkerOptions {
+  store: Store;
+  secrets: SecretBox;
+  policy: UrlPolicy;
+  log: FastifyBaseLogger;
+  timeoutMs: number;
+  clock?: () => number;
+  resolve?: Resolve;
+  sweepMs?: number;
+}
+
+export class WebhookWorker {
+  private readonly clock: () => number;
+  private readonly loops = new Map<string, Promise<void>>();
+  /** Endpoints to look at again once their running loop ends. */
+  private readonly again = new Set<string>();
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private readonly dirtyHubs = new Set<string>();
+  private dirtyAll = true;
+  private dispatching: Promise<void> | undefined;
+  private sweepTimer: NodeJS.Timeout | undefined;
+  private unlisten: (() => void) | undefined;
+  private stopped = true;
+
+  constructor(private readonly options: WebhookWorkerOptions) {
+    this.clock = options.clock ?? Date.now;
+  }
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.unlisten = this.options.store.changes.onChange((hubId) => this.changed(hubId));
+    this.sweep();
+  }
+
+  /** Stops taking work; resolves once the attempts in flight are settled. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.unlisten?.();
+    clearTimeout(this.sweepTimer);
+    for (const timer of this.timers.values()) clearTimeout(timer);
+    this.timers.clear();
+    await this.dispatching;
+    await Promise.all(this.loops.values());
+  }
+
+  /** Look at this endpoint now (it was just added, or replayed). */
+  kick(endpointId: string): void {
+    if (this.stopped) return;
+    if (this.loops.has(endpointId)) {
+      this.again.add(endpointId);
+      return;
+    }
+    clearTimeout(this.timers.get(endpointId));
+    this.timers.delete(endpointId);
+    const loop = this.runEndpoint(endpointId)
+      .catch((error: unknown) => this.options.log.error({ err: error }, 'webhook delivery loop failed'))
+      .finally(() => {
+        this.loops.delete(endpointId);
+        if (this.again.delete(endpointId)) this.kick(endpointId);
+      });
+    this.loops.set(endpointId, loop);
+  }
+
+  private changed(hubId: string | undefined): void {
+    if (this.stopped) return;
+    if (hubId === undefined) this.dirtyAll = true;
+    else this.dirtyHubs.add(hubId);
+    this.scheduleDispatch();
+  }
+
+  /** One dispatch at a time; changes that come meanwhile are taken by the next (coalesced). */
+  private scheduleDispatch(): void {
+    this.dispatching ??= new Promise<void>((next) => setImmediate(next))
+      .then(() => this.dispatchDirty())
+      .catch((error: unknown) => this.options.log.error({ err: error }, 'webhook dispatch failed'))
+      .finally(() => {
+        this.dispatching = undefined;
+        if (!this.stopped && (this.dirtyAll || this.dirtyHubs.size > 0)) this.scheduleDispatch();
+      });
+  }
+
+  private async dispatchDirty(): Promise<void> {
+    const all = this.dirtyAll;
+    const hubs = [...this.dirtyHubs];
+    this.dirtyAll = false;
+    this.dirtyHubs.clear();
+    const { store } = this.options;
+    const endpoints = all
+      ? await store.webhooks.live()
+      : (await Promise.all(hubs.map((hubId) => store.webhooks.live(hubId)))).flat();
+    for (const endpoint of endpoints) {
+      if (this.stopped) return;
+      let moved = 0;
+      do {
+        moved = await store.webhooks.dispatch(endpoint, this.clock(), DISPATCH_MAX);
+      } while (moved >= DISPATCH_MAX && !this.stopped);
+      this.kick(endpoint.id);
+    }
+  }
+
+  private sweep(): void {
+    if (this.stopped) return;
+    this.dirtyAll = true;
+    this.changed(undefined);
+    void this.options.store.webhooks
+      .due(this.clock())
+      .then((ids) => {
+        for (const id of ids) this.kick(id);
+      })
+      .catch((error: unknown) => this.options.log.warn({ err: error }, 'webhook sweep failed'))
+      .finally(() => {
+        if (!this.stopped) this.sweepTimer = setTimeout(() => this.sweep(), this.options.sweepMs ?? SWEEP_MS);
+      });
+  }
+
+  private async runEndpoint(endpointId: string): Promise<void> {
+    const { store } = this.options;
+    const leaseMs = this.options.timeoutMs + LEASE_MARGIN_MS;
+    while (!this.stopped) {
+      const endpoint = await store.webhooks.get(endpointId);
+      if (!endpoint || endpoint.disabledAt !== null) return;
+      const now = this.clock();
+      const leased = await store.webhooks.lease(endpointId, now, now + leaseMs, BATCH);
+      if (leased.length === 0) {
+        this.sleepUntilDue(endpointId);
+        return;
+      }
+      const settled = await this.sendBatch(endpoint, leased);
+      await store.webhooks.settle(settled, this.clock());
+      if (settled.some((result) => result.lastStatus === 410)) {
+        await store.webhooks.disable(endpoint.id, 'the endpoint answered 410 Gone', this.clock());
+        this.options.log.warn({ webhook: endpoint.id }, 'webhook endpoint answered 410 Gone: disabled');
+        return;
+      }
+    }
+  }
+
+  private sleepUntilDue(endpointId: string): void {
+    void this.options.store.webhooks.nextDue(endpointId).then((next) => {
+      if (next === undefined || this.stopped) return;
+      // Later than the sweep: the sweep finds it.
+      const delay = Math.max(0, next - this.clock());
+      if (delay > (this.options.sweepMs ?? SWEEP_MS)) return;
+      clearTimeout(this.timers.get(endpointId));
+      this.timers.set(
+        endpointId,
+        setTimeout(() => {
+          this.timers.delete(endpointId);
+          this.kick(endpointId);
+        }, delay),
+      );
+    });
+  }
+
+  private async sendBatch(
+    endpoint: WebhookEndpoint,
+    leased: LeasedDelivery[],
+  ): Promise<DeliverySettlement[]> {
+    const changes = new Map<number, Change>();
+    for (const change of await this.options.store.changes.at(
+      endpoint.hubId,
+      leased.map((delivery) => delivery.seq),
+    )) {
+      changes.set(change.seq, change);
+    }
+    const secret = this.options.secrets.decrypt(endpoint.secretEncrypted);
+    const results: DeliverySettlement[] = [];
+    let next = 0;
+    let gone = false;
+    const sendNext = async (): Promise<void> => {
+      while (next < leased.length) {
+        const delivery = leased[next++] as LeasedDelivery;
+        const change = changes.get(delivery.seq);
+        if (!change) {
+          results.push(
+            settlement(delivery, 'skipped', delivery.attempts, 0, null, 'the change was deleted first'),
+          );
+          continue;
+        }
+        if (gone) {
+          // The endpoint asked to be disabled: the rest stay pending, unsent.
+          results.push(settlement(delivery, 'pending', delivery.attempts, this.clock(), null, null));
+          continue;
+        }
+        const body = `{"type":"${change.type}","timestamp":"${formatTimestamp(change.at)}","data":${serializeChange(change)}}`;
+        const result = await attemptDelivery(
+          { url: endpoint.url, secret },
+          { id: `${endpoint.hubId}:${change.seq}`, body },
+          { policy: this.options.policy, timeoutMs: this.options.timeoutMs, resolve: this.options.resolve },
+        );
+        if (result.outcome === 'gone') gone = true;
+        results.push(this.afterAttempt(delivery, result));
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(IN_FLIGHT_PER_ENDPOINT, leased.length) }, sendNext));
+    return results;
+  }
+
+  private afterAttempt(delivery: LeasedDelivery, result: AttemptResult): DeliverySettlement {
+    const attempts = delivery.attempts + 1;
+    const status = result.status ?? null;
+    if (result.outcome === 'delivered') return settlement(delivery, 'delivered', attempts, 0, status, null);
+    if (result.outcome === 'gone')
+      return settlement(delivery, 'failed', attempts, 0, 410, 'answered 410 Gone');
+    const delay = retryDelayMs(attempts);
+    return delay === undefined
+      ? settlement(delivery, 'failed', attempts, 0, status, result.reason)
+      : settlement(delivery, 'pending', attempts, this.clock() + delay, status, result.reason);
+  }
+}
+
+function settlement(
+  delivery: LeasedDelivery,
+  state: DeliverySettlement['state'],
+  attempts: number,
+  nextAttemptAt: number,
+  lastStatus: number | null,
+  lastError: string | null,
+): DeliverySettlement {
+  return {
+    endpointId: delivery.endpointId,
+    seq: delivery.seq,
+    leasedUntil: delivery.leasedUntil,
+    state,
+    attempts,
+    nextAttemptAt,
+    lastStatus,
+    lastError,
+  };
+}
