@@ -202,6 +202,20 @@ export type Change =
   | { seq: number; type: 'contact.erased'; at: number; lineId: string }
   | { seq: number; type: 'retention.applied'; at: number; before: number };
 
+/**
+ * What an answer's version is made of. `all` moves with every write to the hub; `history` with every
+ * change except a message appended after the newest; `appendFloor` is the oldest createdAt appended
+ * since `history` or `appendEpoch` last moved (null: none). A range ending at or before
+ * `appendFloor` has not changed while `history` and `appendEpoch` have not (answerVersion in
+ * messages.usecases.ts).
+ */
+export interface AnswerVersions {
+  all: number;
+  history: number;
+  appendFloor: number | null;
+  appendEpoch: number;
+}
+
 /** Where a hub's feed stands. */
 export interface FeedPosition {
   /** The seq of the newest change (0: none yet). */
@@ -302,10 +316,10 @@ export interface Store {
 
   messages: {
     /**
-     * The hub's change counter as the streaming reads see it (the read replica when there is one),
-     * so an ETag never claims data that the answer does not hold yet.
+     * The hub's answer versions as the streaming reads see them (the read replica when there is
+     * one), so an ETag never claims data that the answer does not hold yet.
      */
-    dataVersion(hubId: string): Promise<number>;
+    versions(hubId: string): Promise<AnswerVersions>;
     /** The createdAt (epoch ms) of the hub's newest message, or undefined when it has none. */
     latestAt(hubId: string): Promise<number | undefined>;
     /** The hub's messages in answer order (contacts first-seen, messages oldest first), in batches. */

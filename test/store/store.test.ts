@@ -1,6 +1,8 @@
 /** The Store contract, run on SQLite and (CHATLOG_TEST_STORE=postgres) on PostgreSQL. */
+
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { answerVersion } from '../../src/modules/messages/messages.usecases.js';
 import { assertStoreSound, createTestStore, message, storeMessages, type TestStore } from '../helpers.js';
 
 let t: TestStore;
@@ -134,7 +136,7 @@ test('accounts: created once, password replaced, hubs granted once; sessions exp
 
 test('contacts: created once, linked, named; a LINE name never replaces one already set', async () => {
   await t.hubs.add('5', {});
-  const before = await t.store.messages.dataVersion('5');
+  const before = await t.store.messages.versions('5');
   const first = await t.store.contacts.upsert('5', 'Ua', { vid: '42' }, 10);
   assert.deepEqual(first, { contact: { lineId: 'Ua', vid: '42', name: '' }, created: true });
   const again = await t.store.contacts.upsert('5', 'Ua', { name: 'Aiko' }, 11);
@@ -143,9 +145,57 @@ test('contacts: created once, linked, named; a LINE name never replaces one alre
   assert.equal(fromLine.contact.name, 'Aiko');
   const named = await t.store.contacts.upsert('5', 'Ub', { name: 'Ben', onlyIfNameEmpty: true }, 13);
   assert.deepEqual(named.contact, { lineId: 'Ub', vid: '', name: 'Ben' });
-  // Every write counts as a change of the hub's data: a cached answer naming the contact is not served again.
-  assert.equal(await t.store.messages.dataVersion('5'), before + 4);
+  // Every write counts as a change of the hub's data; each that changed a contact, as a change of its
+  // history: a cached answer naming the contact is not served again, whatever its range.
+  const after = await t.store.messages.versions('5');
+  assert.equal(after.all, before.all + 4);
+  assert.equal(after.history, before.history + 3);
+  assert.equal(after.appendFloor, null);
   await assert.rejects(t.store.contacts.upsert('no such hub', 'Ua', {}, 14));
+});
+
+test('answer versions: appended messages leave earlier ranges as they were; anything else changes them all', async () => {
+  await t.hubs.add('7', {});
+  const day = (n: number) => Date.UTC(2024, 0, n);
+  const op = (id: string, createdAt: number) => ({
+    kind: 'message' as const,
+    lineId: 'Uv',
+    sender: null,
+    msg: id,
+    contentType: 'text',
+    createdAt,
+    sourceId: `test:${id}`,
+    sourceKind: null,
+    sourceChatId: null,
+  });
+  const version = async (toMsExclusive?: number) =>
+    answerVersion(await t.store.messages.versions('7'), toMsExclusive);
+  await t.store.messages.ingest('7', [op('a', day(1))], 0);
+  // A newer message, more than a day later: the floor moves up to it, and the first day's range is
+  // stable from there on.
+  await t.store.messages.ingest('7', [op('a2', day(3))], 0);
+  const januaryFirst = await version(day(2));
+  const whole = await version();
+  assert.notEqual(januaryFirst, whole);
+  await t.store.messages.ingest('7', [op('b', day(3) + 3_600_000)], 0);
+  assert.equal(await version(day(2)), januaryFirst);
+  assert.notEqual(await version(), whole);
+  // A range that reaches the new message changes.
+  assert.notEqual(await version(day(4)), await version(day(2)));
+  // An older message than the newest is a change of history: every range changes.
+  await t.store.messages.ingest('7', [op('c', day(1) + 5)], 0);
+  assert.notEqual(await version(day(2)), januaryFirst);
+  const afterOld = await version(day(2));
+  // So is a deletion, and a contact's new name.
+  await t.store.messages.ingest('7', [{ kind: 'unsend', sourceId: 'test:c', at: 0 }], 0);
+  const afterUnsend = await version(day(2));
+  assert.notEqual(afterUnsend, afterOld);
+  await t.store.contacts.upsert('7', 'Uv', { name: 'V' }, 0);
+  assert.notEqual(await version(day(2)), afterUnsend);
+  // A redelivery changes nothing an answer shows... and leaves earlier ranges alone.
+  const settled = await version(day(2));
+  await t.store.messages.ingest('7', [op('b', day(3) + 3_600_000)], 0);
+  assert.equal(await version(day(2)), settled);
 });
 
 test('reads never see a write that has not committed', async () => {
@@ -162,9 +212,9 @@ test('reads never see a write that has not committed', async () => {
   // The import's transaction holds a new contact and a message, not committed yet.
   await new Promise((resolve) => setTimeout(resolve, 50));
   assert.equal(await t.store.contacts.get('6', 'Uslow'), undefined);
-  const versionDuring = await t.store.messages.dataVersion('6');
+  const versionDuring = (await t.store.messages.versions('6')).history;
   release();
   await importing;
   assert.deepEqual(await t.store.contacts.get('6', 'Uslow'), { lineId: 'Uslow', vid: '', name: 'Slow' });
-  assert.equal(await t.store.messages.dataVersion('6'), versionDuring + 1);
+  assert.equal((await t.store.messages.versions('6')).history, versionDuring + 1);
 });

@@ -13,7 +13,7 @@ import {
   dayRangeInZone,
   parseCalendarDay,
 } from '../../lib/calendar.js';
-import type { MessageRow, Store } from '../../store/store.js';
+import type { AnswerVersions, MessageRow, Store } from '../../store/store.js';
 import type { HubService } from '../hubs/hubs.usecases.js';
 import { isValidHubId } from '../hubs/hubs.usecases.js';
 import type { AuthorizeDeps } from '../keys/keys.authorize.js';
@@ -44,10 +44,23 @@ export function messageRows(store: Store, range: MessagesRange): AsyncIterable<M
 
 export interface AskedMessages {
   range: MessagesRange;
-  /** The hub's change counter, read before the rows: the answer holds at least this version. */
-  dataVersion: number;
+  /** The answer's version (answerVersion), read before the rows: the answer holds at least this. */
+  dataVersion: string;
   /** Headers every answer to this request carries (the rate-limit fields of a limited key). */
   headers: Record<string, string>;
+}
+
+/**
+ * The version of an answer whose range ends at `toMsExclusive` (undefined: no end). Messages that
+ * came after every other since history (or the epoch) last changed all have createdAt >= appendFloor,
+ * so a range ending at or before it holds none of them: its answer is what it was at that history
+ * and epoch. A busy hub's new messages then leave "last month" cached, and its ETag unchanged (until
+ * the floor moves up, once a day).
+ */
+export function answerVersion(versions: AnswerVersions, toMsExclusive: number | undefined): string {
+  const { appendFloor } = versions;
+  const untouched = appendFloor === null || (toMsExclusive !== undefined && toMsExclusive <= appendFloor);
+  return untouched ? `h${versions.history}.${versions.appendEpoch}` : `a${versions.all}`;
 }
 
 /**
@@ -63,14 +76,15 @@ export async function askMessages(
   const { store, authorize } = deps;
   const early = isValidHubId(input.hubId);
   const hub = early ? authorize.getHub(input.hubId) : undefined;
-  const version = early ? store.messages.dataVersion(input.hubId) : undefined;
+  const version = early ? store.messages.versions(input.hubId) : undefined;
   hub?.catch(() => undefined);
   version?.catch(() => undefined);
   const checked = await checkMessagesRequest(input, hub ? { ...authorize, getHub: () => hub } : authorize);
-  const dataVersion = await (version ?? store.messages.dataVersion(checked.hub.id));
+  const versions = await (version ?? store.messages.versions(checked.hub.id));
+  const range = { hubId: checked.hub.id, fromMs: checked.fromMs, toMsExclusive: checked.toMsExclusive };
   return {
-    range: { hubId: checked.hub.id, fromMs: checked.fromMs, toMsExclusive: checked.toMsExclusive },
-    dataVersion,
+    range,
+    dataVersion: answerVersion(versions, range.toMsExclusive),
     headers: checked.headers,
   };
 }

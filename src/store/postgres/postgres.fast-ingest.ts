@@ -1,11 +1,12 @@
 /**
  * PostgreSQL's fast path for the common group commit, measured to matter (issue 12, Q5): a group
- * whose requests hold only messages is stored in one statement, one round trip, instead of a
- * transaction with a savepoint and a few statements per request (../sql/ingest.ts, which the
- * store falls back to for any other group, or when this statement fails).
+ * whose requests hold only messages is stored in one statement (in the write transaction that
+ * holds the group's hubs: ../sql/changes.ts), instead of a savepoint and a few statements per
+ * request (../sql/ingest.ts, which the store falls back to for any other group, or when this
+ * statement fails).
  */
 import type pg from 'pg';
-import { assignedMessageId, MESSAGE_ID } from '../sql/changes.js';
+import { assignedMessageId, type FeedClock, MESSAGE_ID } from '../sql/changes.js';
 import type { IngestRequest } from '../sql/ingest.js';
 import type { IngestOperation, IngestOutcome } from '../store.js';
 
@@ -14,35 +15,32 @@ export const onlyMessages = (group: readonly IngestRequest[]) =>
   group.every((request) => request.operations.every((op) => op.kind === 'message'));
 
 /**
- * The messages of every request of a group in one statement (atomic and durable on its own):
- * new contacts created in the order the group first names them (existing ones are only read, not
- * locked), messages inserted unless unsent or already stored, the hubs' change counters bumped.
+ * The messages of every request of a group in one statement, inside the caller's transaction,
+ * which holds the group's hubs (FeedClock, locked before this statement started, so its snapshot
+ * sees every unsend committed before): new contacts created in the order the group first names
+ * them (existing ones are only read, not locked), messages inserted unless unsent or already
+ * stored, numbered by `clock`. A message id another message has fails the statement (a unique
+ * violation), and the group goes the shared way, which assigns another; a retired id is replaced
+ * by the assigned one here.
  *
- * The feed (../sql/changes.ts): the hubs' rows are updated before any message is inserted (the
- * insert reads the update's output), so the statement holds each hub while it numbers that hub's
- * messages after its last_seq, as read under the lock; the other nodes are told at commit. A
- * message id another message has fails the statement (a unique violation), and the group goes
- * the shared way, which assigns another.
- *
- * Returns what was created, to credit each request, and the hubs that changed.
+ * Returns what was created, to credit each request.
  */
 export async function storeMessagesInOneStatement(
-  pool: pg.Pool,
-  schema: string | undefined,
+  client: pg.ClientBase,
+  clock: FeedClock,
   group: readonly IngestRequest[],
-): Promise<{ outcomes: IngestOutcome[]; changedHubs: string[] }> {
+): Promise<IngestOutcome[]> {
   type MessageOp = Extract<IngestOperation, { kind: 'message' }>;
-  const all = group.flatMap((item) => item.operations.map((op) => ({ item, op: op as MessageOp })));
-  const result = await pool.query<{ kind: 'c' | 'm' | 'h'; hub_id: string; ref: string }>(
+  const all = group.flatMap((item) =>
+    item.operations.map((op) => ({ item, op: op as MessageOp, seq: clock.next(item.hubId) })),
+  );
+  const natural = (op: MessageOp) => MESSAGE_ID.test(op.id ?? '');
+  const result = await client.query<{ kind: 'c' | 'm'; hub_id: string; ref: string }>(
     `WITH x AS (
        SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[],
-                            $7::text[], $8::text[], $9::text[], $10::bigint[], $11::text[], $12::text[])
-         WITH ORDINALITY AS x(h, l, t, s, m, ct, sid, sk, sc, now, pid, lj, o)),
-     bumped AS (
-       UPDATE hubs SET data_version = data_version + 1, last_seq = last_seq + n.count
-       FROM (SELECT h, COUNT(*) AS count FROM x GROUP BY h) AS n
-       WHERE hubs.id = n.h
-       RETURNING hubs.id, hubs.last_seq - n.count AS seq_before),
+                            $7::text[], $8::text[], $9::text[], $10::bigint[], $11::text[], $12::text[],
+                            $13::text[], $14::bigint[])
+         WITH ORDINALITY AS x(h, l, t, s, m, ct, sid, sk, sc, now, pid, alt, lj, q, o)),
      wanted AS (SELECT DISTINCT ON (h, l) h, l, now, o FROM x ORDER BY h, l, o),
      created AS (
        INSERT INTO contacts (hub_id, line_id, created_at)
@@ -58,16 +56,17 @@ export async function storeMessagesInOneStatement(
      message AS (
        INSERT INTO messages (hub_id, contact_id, created_at, sender, msg, content_type, source_id,
                              source_kind, source_chat_id, seq, changed_at, public_id, line_json)
-       SELECT x.h, contact.id, x.t, x.s, x.m, x.ct, x.sid, x.sk, x.sc,
-              bumped.seq_before + ROW_NUMBER() OVER (PARTITION BY x.h ORDER BY x.o), x.now, x.pid, x.lj
-       FROM x JOIN bumped ON bumped.id = x.h LEFT JOIN contact ON contact.hub_id = x.h AND contact.line_id = x.l
+       SELECT x.h, contact.id, x.t, x.s, x.m, x.ct, x.sid, x.sk, x.sc, x.q, x.now,
+              CASE WHEN EXISTS (SELECT 1 FROM retired_message_ids AS r WHERE r.hub_id = x.h AND r.public_id = x.pid)
+                   THEN x.alt ELSE x.pid END,
+              x.lj
+       FROM x LEFT JOIN contact ON contact.hub_id = x.h AND contact.line_id = x.l
        WHERE NOT EXISTS (SELECT 1 FROM unsent_messages AS u WHERE u.hub_id = x.h AND u.source_id = x.sid)
        ORDER BY x.o
        ON CONFLICT (hub_id, source_id) DO NOTHING
        RETURNING hub_id, source_id)
      SELECT 'c' AS kind, hub_id, line_id AS ref FROM created
-     UNION ALL SELECT 'm', hub_id, source_id FROM message
-     UNION ALL SELECT 'h', id, '' FROM bumped CROSS JOIN LATERAL (SELECT pg_notify('chatlog_changes', $13 || id)) AS told`,
+     UNION ALL SELECT 'm', hub_id, source_id FROM message`,
     [
       all.map(({ item }) => item.hubId),
       all.map(({ op }) => op.lineId),
@@ -79,28 +78,28 @@ export async function storeMessagesInOneStatement(
       all.map(({ op }) => op.sourceKind),
       all.map(({ op }) => op.sourceChatId),
       all.map(({ item }) => item.now),
-      all.map(({ op }) => (MESSAGE_ID.test(op.id ?? '') ? op.id : assignedMessageId(op.sourceId))),
+      all.map(({ op }) => (natural(op) ? op.id : assignedMessageId(op.sourceId))),
+      all.map(({ op }) => assignedMessageId(op.sourceId, natural(op) ? 0 : 1)),
       all.map(({ op }) => op.line ?? null),
-      `${schema ?? 'public'}\n`,
+      all.map(({ seq }) => seq),
     ],
   );
   const createdContacts = new Set<string>();
   const newRows = new Set<string>();
-  const changedHubs: string[] = [];
   for (const row of result.rows) {
     if (row.kind === 'c') createdContacts.add(`${row.hub_id}\u0000${row.ref}`);
-    else if (row.kind === 'm') newRows.add(`${row.hub_id}\u0000${row.ref}`);
-    else changedHubs.push(row.hub_id);
+    else newRows.add(`${row.hub_id}\u0000${row.ref}`);
   }
   // Credit each new row, and each new contact, to the first request that brought it.
-  const outcomes = group.map((item) => {
+  return group.map((item) => {
     const outcome: IngestOutcome = { stored: 0, duplicates: 0, removed: 0, contactsCreated: [] };
     for (const op of item.operations as MessageOp[]) {
-      if (newRows.delete(`${item.hubId}\u0000${op.sourceId}`)) outcome.stored += 1;
-      else outcome.duplicates += 1;
+      if (newRows.delete(`${item.hubId}\u0000${op.sourceId}`)) {
+        outcome.stored += 1;
+        clock.stored(item.hubId, op.createdAt);
+      } else outcome.duplicates += 1;
       if (createdContacts.delete(`${item.hubId}\u0000${op.lineId}`)) outcome.contactsCreated.push(op.lineId);
     }
     return outcome;
   });
-  return { outcomes, changedHubs };
 }

@@ -23,6 +23,8 @@ export async function importIntoPostgres(
 ): Promise<ImportOutcome> {
   const outcome: ImportOutcome = { received: 0, inserted: 0, duplicates: 0, contactsCreated: 0 };
   if (!(await hubExists(tx, hubId))) throw new Error(`hub ${hubId} does not exist`);
+  // A file holds messages of any time: every answer of the hub may change.
+  clock.changedHistory(hubId);
   const updatedContacts = new Set<number>();
   for await (const batch of batches) {
     if (batch.length === 0) continue;

@@ -9,7 +9,7 @@ import Cursor from 'pg-cursor';
 import * as answer from '../sql/answers.js';
 import type { FeedClock } from '../sql/changes.js';
 import type { Sql, Transaction } from '../sql/executor.js';
-import type { GroupOutcome, IngestRequest } from '../sql/ingest.js';
+import { type GroupOutcome, hubsOfGroup, type IngestRequest } from '../sql/ingest.js';
 import { type DdlTypes, migrateSchema } from '../sql/schema.js';
 import { SqlStore } from '../sql/sql-store.js';
 import type { ImportMessage, ImportOutcome, MessageQuery, MessageRow, PoolState } from '../store.js';
@@ -219,13 +219,12 @@ export class PostgresStore extends SqlStore {
   /** Messages only (the common case): one statement; any other group, or if it fails, the shared path. */
   protected override async commitGroup(group: readonly IngestRequest[]): Promise<GroupOutcome[]> {
     if (onlyMessages(group)) {
-      const stored = await this.retryingConflicts(() =>
-        storeMessagesInOneStatement(this.pool, this.schema, group),
-      ).catch(() => undefined);
-      if (stored) {
-        this.wakeups.wake(stored.changedHubs);
-        return stored.outcomes;
-      }
+      const outcomes = await this.writeChanges(hubsOfGroup(group), (tx, clock) => {
+        const client = this.clients.get(tx);
+        if (!client) throw new Error('a write transaction of this store has its connection');
+        return storeMessagesInOneStatement(client, clock, group);
+      }).catch(() => undefined);
+      if (outcomes) return outcomes;
     }
     return super.commitGroup(group);
   }

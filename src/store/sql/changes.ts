@@ -31,10 +31,30 @@ export function assignedMessageId(sourceId: string, attempt = 0): string {
     .slice(0, 22);
 }
 
-/** The hub feed positions one write transaction holds, and the seqs it hands out. */
+/** An append a day past the floor starts a new epoch there (see schema.ts migration 6). */
+export const APPEND_EPOCH_MS = 24 * 60 * 60 * 1000;
+
+interface HeldHub {
+  lastSeq: number;
+  seqAtLock: number;
+  /** The newest createdAt of the hub's messages (null: none yet). */
+  maxCreatedAt: number | null;
+  /** The oldest createdAt appended since the last history change or epoch (null: none). */
+  appendFloor: number | null;
+  appendEpoch: number;
+  /** A change other than appending a message happened (history_version moves). */
+  history: boolean;
+  /** Something changed that finish() must write. */
+  touched: boolean;
+}
+
+/**
+ * The hubs one write transaction holds, the seqs it hands out, and what its changes do to the
+ * answers' versions (schema.ts migration 6): a message at or after the newest appends; anything
+ * else is a change of history.
+ */
 export class FeedClock {
-  private readonly last = new Map<string, number>();
-  private readonly atLock = new Map<string, number>();
+  private readonly held = new Map<string, HeldHub>();
 
   constructor(private readonly tx: Transaction) {}
 
@@ -45,34 +65,80 @@ export class FeedClock {
    */
   async lock(hubIds: Iterable<string>): Promise<void> {
     for (const hubId of [...new Set(hubIds)].sort()) {
-      if (this.last.has(hubId)) continue;
-      const row = await this.tx.get<{ last_seq: number }>(
-        'UPDATE hubs SET data_version = data_version + 1 WHERE id = ? RETURNING last_seq',
+      if (this.held.has(hubId)) continue;
+      const row = await this.tx.get<{
+        last_seq: number;
+        max_created_at: number | null;
+        append_floor: number | null;
+        append_epoch: number;
+      }>(
+        `UPDATE hubs SET data_version = data_version + 1 WHERE id = ?
+         RETURNING last_seq, max_created_at, append_floor, append_epoch`,
         [hubId],
       );
       // A hub that does not exist: its writes fail in next(), each alone.
       if (!row) continue;
-      this.last.set(hubId, row.last_seq);
-      this.atLock.set(hubId, row.last_seq);
+      this.held.set(hubId, {
+        lastSeq: row.last_seq,
+        seqAtLock: row.last_seq,
+        maxCreatedAt: row.max_created_at,
+        appendFloor: row.append_floor,
+        appendEpoch: row.append_epoch,
+        history: false,
+        touched: false,
+      });
     }
+  }
+
+  private hub(hubId: string): HeldHub {
+    const hub = this.held.get(hubId);
+    if (!hub) throw new Error(`hub ${hubId} does not exist or was not locked before its change`);
+    return hub;
   }
 
   /** The next seq of a locked hub. A seq undone with its savepoint leaves a gap, which is allowed. */
   next(hubId: string): number {
-    const last = this.last.get(hubId);
-    if (last === undefined)
-      throw new Error(`hub ${hubId} does not exist or was not locked before its change`);
-    this.last.set(hubId, last + 1);
-    return last + 1;
+    const hub = this.hub(hubId);
+    hub.touched = true;
+    hub.lastSeq += 1;
+    return hub.lastSeq;
   }
 
-  /** Writes the hubs' new positions; resolves to the hubs that changed (to wake their readers). */
+  /** A message was stored: an append when it is not older than the newest, else a change of history. */
+  stored(hubId: string, createdAt: number): void {
+    const hub = this.hub(hubId);
+    hub.touched = true;
+    if (hub.maxCreatedAt === null || createdAt >= hub.maxCreatedAt) {
+      hub.maxCreatedAt = createdAt;
+      if (hub.appendFloor === null) hub.appendFloor = createdAt;
+      else if (createdAt - hub.appendFloor > APPEND_EPOCH_MS) {
+        hub.appendEpoch += 1;
+        hub.appendFloor = createdAt;
+      }
+    } else {
+      this.changedHistory(hubId);
+    }
+  }
+
+  /** A change other than an appended message: every answer of the hub may differ. */
+  changedHistory(hubId: string): void {
+    const hub = this.hub(hubId);
+    hub.touched = true;
+    hub.history = true;
+    hub.appendFloor = null;
+  }
+
+  /** Writes the hubs' new positions and versions; resolves to the hubs whose feed grew. */
   async finish(): Promise<string[]> {
     const changed: string[] = [];
-    for (const [hubId, last] of this.last) {
-      if (last === this.atLock.get(hubId)) continue;
-      await this.tx.run('UPDATE hubs SET last_seq = ? WHERE id = ?', [last, hubId]);
-      changed.push(hubId);
+    for (const [hubId, hub] of this.held) {
+      if (!hub.touched) continue;
+      await this.tx.run(
+        `UPDATE hubs SET last_seq = ?, max_created_at = ?, append_floor = ?, append_epoch = ?,
+           history_version = history_version + ? WHERE id = ?`,
+        [hub.lastSeq, hub.maxCreatedAt, hub.appendFloor, hub.appendEpoch, hub.history ? 1 : 0, hubId],
+      );
+      if (hub.lastSeq !== hub.seqAtLock) changed.push(hubId);
     }
     return changed;
   }
@@ -92,6 +158,7 @@ export async function logChange(
   at: number,
   change: LoggedChange,
 ): Promise<void> {
+  clock.changedHistory(hubId);
   await tx.run(
     `INSERT INTO changes (hub_id, seq, type, at, contact_id, line_id, message_id, reason, before_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,

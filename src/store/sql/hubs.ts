@@ -1,5 +1,5 @@
 /** The hubs table: a hub's settings and its change counter. */
-import type { Hub, HubSettings } from '../store.js';
+import type { AnswerVersions, Hub, HubSettings } from '../store.js';
 import type { Sql, Transaction } from './executor.js';
 
 interface HubRow {
@@ -48,10 +48,11 @@ export async function upsertHub(
     )) === 1;
   if (!created) {
     if (settings.timeZone !== undefined) {
-      await tx.run('UPDATE hubs SET time_zone = ?, data_version = data_version + 1 WHERE id = ?', [
-        settings.timeZone,
-        id,
-      ]);
+      await tx.run(
+        `UPDATE hubs SET time_zone = ?, data_version = data_version + 1, history_version = history_version + 1,
+           append_floor = NULL WHERE id = ?`,
+        [settings.timeZone, id],
+      );
     }
     if (settings.lineChannelSecretEncrypted !== undefined) {
       await tx.run('UPDATE hubs SET line_channel_secret_encrypted = ? WHERE id = ?', [
@@ -71,10 +72,20 @@ export async function upsertHub(
   return { hub, created };
 }
 
-/** The hub's change counter, which every answer's ETag names. */
-export async function dataVersion(sql: Sql, hubId: string): Promise<number> {
-  const row = await sql.get<{ data_version: number }>('SELECT data_version FROM hubs WHERE id = ?', [hubId]);
-  return row?.data_version ?? 0;
+/** The hub's answer versions (schema.ts migration 6), which every answer's ETag names. */
+export async function answerVersions(sql: Sql, hubId: string): Promise<AnswerVersions> {
+  const row = await sql.get<{
+    data_version: number;
+    history_version: number;
+    append_floor: number | null;
+    append_epoch: number;
+  }>('SELECT data_version, history_version, append_floor, append_epoch FROM hubs WHERE id = ?', [hubId]);
+  return {
+    all: row?.data_version ?? 0,
+    history: row?.history_version ?? 0,
+    appendFloor: row?.append_floor ?? null,
+    appendEpoch: row?.append_epoch ?? 0,
+  };
 }
 
 /** Counts a change to the hubs' data (an answer cached under the old counter is never served again). */

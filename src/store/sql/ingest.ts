@@ -52,6 +52,9 @@ export async function applyIngest(
         const wanted = op.id ?? '';
         for (let attempt = MESSAGE_ID.test(wanted) ? 0 : 1; ; attempt++) {
           const id = attempt === 0 ? wanted : assignedMessageId(op.sourceId, attempt - 1);
+          if (attempt > 8) throw new Error(`no free message id for ${op.sourceId}`);
+          // The id of a message that is gone is never given again.
+          if (await isRetired(tx, hubId, id)) continue;
           const stored = await tx.run(
             `INSERT INTO messages (hub_id, contact_id, created_at, sender, msg, content_type, source_id,
                source_kind, source_chat_id, seq, changed_at, public_id, line_json)
@@ -74,6 +77,7 @@ export async function applyIngest(
           );
           if (stored > 0) {
             outcome.stored += 1;
+            clock.stored(hubId, op.createdAt);
             break;
           }
           // Not stored: a redelivery, or another message of the hub has that id (try the next).
@@ -85,7 +89,6 @@ export async function applyIngest(
             outcome.duplicates += 1;
             break;
           }
-          if (attempt > 8) throw new Error(`no free message id for ${op.sourceId}`);
         }
         break;
       }
@@ -99,6 +102,7 @@ export async function applyIngest(
           [hubId, op.sourceId],
         );
         for (const message of removed) {
+          await retireMessageId(tx, hubId, message.public_id);
           await logChange(tx, clock, hubId, now, {
             type: 'message.deleted',
             contactId: message.contact_id,
@@ -116,6 +120,22 @@ export async function applyIngest(
     }
   }
   return outcome;
+}
+
+export async function isRetired(tx: Transaction, hubId: string, id: string): Promise<boolean> {
+  return (
+    (await tx.get('SELECT 1 AS one FROM retired_message_ids WHERE hub_id = ? AND public_id = ?', [
+      hubId,
+      id,
+    ])) !== undefined
+  );
+}
+
+export async function retireMessageId(tx: Transaction, hubId: string, id: string): Promise<void> {
+  await tx.run('INSERT INTO retired_message_ids (hub_id, public_id) VALUES (?, ?) ON CONFLICT DO NOTHING', [
+    hubId,
+    id,
+  ]);
 }
 
 /** The hubs a group writes to, which its transaction locks first (FeedClock). */

@@ -232,6 +232,31 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX webhook_deliveries_recent ON webhook_deliveries(endpoint_id, updated_at);
     `,
   },
+  {
+    version: 6,
+    name: 'answer versions that a new message does not change for earlier days',
+    sql: (t) => `
+      -- The answer cache and ETags (CONTRACT §3): a message that comes after every other (the common
+      -- case: LINE webhooks) changes only answers whose range reaches its time. history_version
+      -- counts every other change (a deletion, a contact's new name, a message older than the newest,
+      -- an import, a new time zone); append_floor is the oldest createdAt of the messages appended
+      -- since (NULL: none), moved up (append_epoch counting the moves) once the newest is a day past
+      -- it, so that ranges keep becoming stable; max_created_at is the newest createdAt of the hub.
+      ALTER TABLE hubs ADD COLUMN history_version ${t.int64} NOT NULL DEFAULT 0;
+      ALTER TABLE hubs ADD COLUMN append_floor ${t.int64};
+      ALTER TABLE hubs ADD COLUMN append_epoch ${t.int64} NOT NULL DEFAULT 0;
+      ALTER TABLE hubs ADD COLUMN max_created_at ${t.int64};
+      UPDATE hubs SET max_created_at = (SELECT MAX(created_at) FROM messages WHERE hub_id = hubs.id);
+
+      -- The ids of messages that are gone (unsent; later erased or past retention): never given
+      -- to another message (CONTRACT part two: ids are never reused).
+      CREATE TABLE retired_message_ids (
+        hub_id TEXT NOT NULL REFERENCES hubs(id),
+        public_id TEXT NOT NULL,
+        PRIMARY KEY (hub_id, public_id)
+      )${t.keyedTable};
+    `,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);

@@ -19,7 +19,7 @@ import { latestMessageAt } from './answers.js';
 import { dropChangesBefore, FeedClock, feedPosition, logChange, readChangesAt, readFeed } from './changes.js';
 import { changeContact, contactIdOf, getContact } from './contacts.js';
 import type { Sql, Transaction } from './executor.js';
-import { dataVersion, getHub, upsertHub } from './hubs.js';
+import { answerVersions, getHub, upsertHub } from './hubs.js';
 import { applyGroup, GroupCommit, type GroupOutcome, hubsOfGroup, type IngestRequest } from './ingest.js';
 import {
   findKeyByHash,
@@ -153,7 +153,7 @@ export abstract class SqlStore implements Store {
   };
 
   messages: Store['messages'] = {
-    dataVersion: (hubId) => dataVersion(this.answerReads, hubId),
+    versions: (hubId) => answerVersions(this.answerReads, hubId),
     latestAt: (hubId) => latestMessageAt(this.answerReads, hubId),
     stream: (query) => this.streamMessages(query),
     importAll: (hubId, batches, now) =>

@@ -90,6 +90,8 @@ export async function importIntoSqlite(
   });
 
   if (!(await hubExists(tx, hubId))) throw new Error(`hub ${hubId} does not exist`);
+  // A file holds messages of any time: every answer of the hub may change.
+  clock.changedHistory(hubId);
   for await (const batch of batches) storeBatch(batch);
   // After the messages, so a reader of the feed sees each contact's messages, then its new name.
   for (const contactId of updatedContacts) logContactUpdated.run(hubId, clock.next(hubId), now, contactId);
