@@ -22,6 +22,7 @@ import { serializeMessages } from '../modules/messages/messages.serializer.js';
 import { exportDays, exportRange, messageRows } from '../modules/messages/messages.usecases.js';
 import type { KeyScope } from '../store/store.js';
 import { type GlobalOptions, type Runtime, withRuntime } from './runtime.js';
+import { registerWebhookCommands } from './webhook.js';
 
 /** How every error line of the command line starts (commander's own `error: ...` lines too). */
 export const ERROR_PREFIX = 'chatlog: error: ';
@@ -266,6 +267,8 @@ export function buildProgram(): Command {
         );
       });
     });
+
+  registerWebhookCommands(program, globals);
 
   program
     .command('import <hubId> <file>')
