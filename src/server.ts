@@ -49,7 +49,15 @@ export async function startServer(
 
   // Limits hold from the first request when Redis is up; a Redis that is down does not delay the start.
   await Promise.race([rateLimiter.connected(), new Promise((resolve) => setTimeout(resolve, 2_000).unref())]);
-  await app.listen({ port: config.port, host: config.host });
+  try {
+    await app.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    // The port is taken, say: what the app started (its workers, their timers) stops with it.
+    clearInterval(flusher);
+    await app.close().catch(() => undefined);
+    await store.close().catch(() => undefined);
+    throw error;
+  }
   void store.warmUp();
   void metrics?.load();
   const address = app.server.address();

@@ -144,7 +144,12 @@ export async function checkEndpointUrl(
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
     return { ok: false, reason: 'the URL must be https (or http to a private address, when allowed)' };
   }
-  if (url.protocol === 'http:' && !policy.allowPrivate) return { ok: false, reason: 'the URL must be https' };
+  if (url.protocol === 'http:' && !policy.allowPrivate) {
+    return {
+      ok: false,
+      reason: 'the URL must be https (http to a private address needs CHATLOG_WEBHOOK_ALLOW_PRIVATE=true)',
+    };
+  }
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
   let addresses: string[];
   try {

@@ -106,7 +106,11 @@ export class WebhookService {
       throw webhookErrors.notFound(id);
   }
 
-  /** Sends again every change after the cursor (all it was sent, when none): resolves to how many. */
+  /**
+   * Sends again every change after the cursor (from the start of the hub's feed when none) up to
+   * what the endpoint has been given so far, of its types: resolves to how many. A cursor from
+   * before the endpoint was added sends it those earlier changes too (a way to fill a new copy).
+   */
   async replay(id: string, cursor: string | undefined): Promise<number> {
     const endpoint = await this.find(id);
     let after = 0;

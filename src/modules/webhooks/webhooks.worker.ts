@@ -26,13 +26,19 @@ import { serializeChange } from '../changes/changes.serializer.js';
 import { type AttemptResult, attemptDelivery, retryDelayMs } from './webhooks.delivery.js';
 import type { Resolve, UrlPolicy } from './webhooks.url.js';
 
-/** Deliveries one endpoint's loop leases at a time, and sends at once. */
-const BATCH = 200;
+/** Attempts one endpoint's loop makes at once. */
 const IN_FLIGHT_PER_ENDPOINT = 32;
+/**
+ * Deliveries one endpoint's loop leases at a time: two rounds of attempts, so the whole batch ends
+ * within two attempt timeouts, well inside its lease (a batch that outlived its lease would be
+ * taken and sent again by another node while this one still sends it).
+ */
+const BATCH = 2 * IN_FLIGHT_PER_ENDPOINT;
+const ROUNDS = Math.ceil(BATCH / IN_FLIGHT_PER_ENDPOINT);
 /** Changes turned into deliveries per dispatch transaction. */
 const DISPATCH_MAX = 1000;
 const SWEEP_MS = 2_000;
-/** A lease outlasts an attempt by this much (the time to store its outcome). */
+/** A lease outlasts a batch's attempts by this much (the time to store their outcomes). */
 const LEASE_MARGIN_MS = 10_000;
 
 export interface WebhookWorkerOptions {
@@ -147,13 +153,15 @@ export class WebhookWorker {
       })
       .catch((error: unknown) => this.options.log.warn({ err: error }, 'webhook sweep failed'))
       .finally(() => {
-        if (!this.stopped) this.sweepTimer = setTimeout(() => this.sweep(), this.options.sweepMs ?? SWEEP_MS);
+        if (this.stopped) return;
+        // Never what keeps a process alive: the server is.
+        this.sweepTimer = setTimeout(() => this.sweep(), this.options.sweepMs ?? SWEEP_MS).unref();
       });
   }
 
   private async runEndpoint(endpointId: string): Promise<void> {
     const { store } = this.options;
-    const leaseMs = this.options.timeoutMs + LEASE_MARGIN_MS;
+    const leaseMs = ROUNDS * this.options.timeoutMs + LEASE_MARGIN_MS;
     while (!this.stopped) {
       const endpoint = await store.webhooks.get(endpointId);
       if (!endpoint || endpoint.disabledAt !== null) return;
@@ -185,7 +193,7 @@ export class WebhookWorker {
         setTimeout(() => {
           this.timers.delete(endpointId);
           this.kick(endpointId);
-        }, delay),
+        }, delay).unref(),
       );
     });
   }
