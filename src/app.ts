@@ -211,7 +211,7 @@ export function buildApp(deps: AppDeps): App {
     rateLimiter,
     clock,
   });
-  registerAccountRoutes(app, { accounts, publicUrl: deps.publicUrl, methods });
+  registerAccountRoutes(app, { accounts, publicUrl: deps.publicUrl, methods, webhooks });
   registerHomeRoutes(app, methods);
   // Last, so the document lists the client API first.
   registerHealthRoutes(app, { ready: () => deps.store.ready() });

@@ -1,6 +1,6 @@
 /** The account screen's words in English and Japanese (accessible names as CONTRACT §8 lists them). */
 
-import type { KeyScope } from '../../store/store.js';
+import type { DeliveryState, KeyScope } from '../../store/store.js';
 
 export type Language = 'en' | 'ja';
 export const LANGUAGES: readonly Language[] = ['en', 'ja'];
@@ -71,6 +71,56 @@ const en = {
   languageNav: 'Language',
   notFound: 'There is no such hub or key on this account.',
   backToKeys: 'Back to the API keys',
+  // Outgoing webhooks (CONTRACT §10, §14): a page of each hub's own.
+  webhooks: 'Webhooks',
+  /** After the link to a hub's webhooks: how many endpoints it has. */
+  webhookCount: (count: number) =>
+    count === 0 ? ' (no endpoint yet)' : ` (${count} endpoint${count === 1 ? '' : 's'})`,
+  webhooksTitle: (hubId: string) => `chatlog — webhooks of hub ${hubId}`,
+  webhooksOf: (hubId: string) => `Webhooks of hub ${hubId}`,
+  webhooksIntro:
+    'chatlog sends each change of this hub (a new or deleted message, a contact’s change) to these endpoints as it happens, signed as the Standard Webhooks specification says. An endpoint that does not answer 2xx is tried again for about a day.',
+  addEndpoint: 'Add endpoint',
+  url: 'URL',
+  urlHint: 'Where chatlog sends the changes: an https URL of your receiver.',
+  add: 'Add',
+  noEndpoints: 'No endpoints yet. Add one to be told of new messages as they arrive.',
+  endpointAdded: 'Endpoint added.',
+  secretTitle: 'Signing secret',
+  secretExplained:
+    'Your receiver verifies every delivery with this secret. Copy it now and keep it with the receiver.',
+  secretOnce: 'It will not be shown again.',
+  /** Between two sentences: a space in English, none in Japanese. */
+  sentenceGap: ' ',
+  copySecret: 'Copy secret',
+  urlRefused: (reason: string) => `This URL is refused: ${reason}.`,
+  added: 'Added',
+  events: 'Changes sent',
+  allEvents: 'all',
+  endpointLive: 'Active',
+  endpointDisabled: 'Stopped on',
+  endpointDisabledWhy: 'it answered 410 Gone',
+  remove: 'Remove',
+  removeEndpoint: 'Remove endpoint',
+  removeQuestion: (url: string) => `Remove the endpoint ${url}?`,
+  removeExplained: 'chatlog sends it nothing more, retries included. This cannot be undone.',
+  endpointRemoved: 'Endpoint removed.',
+  deliveriesOf: (url: string) => `Recent deliveries to ${url}`,
+  noDeliveries: 'No deliveries yet: the next change of this hub is sent here.',
+  colTime: 'Time',
+  colType: 'Type',
+  colStatus: 'Status',
+  colAttempts: 'Attempts',
+  deliveryStates: {
+    pending: 'Waiting',
+    delivered: 'Delivered',
+    failed: 'Failed',
+    skipped: 'Not sent',
+  } as Record<DeliveryState, string>,
+  /** After a delivery's state: what the endpoint answered, or what went wrong. */
+  statusDetail: (detail: string) => ` (${detail})`,
+  nextTry: 'next try',
+  endpointNotFound: 'There is no such endpoint on this hub.',
 };
 
 export type Words = typeof en;
@@ -139,6 +189,51 @@ const ja: Words = {
   languageNav: '言語',
   notFound: 'このアカウントにそのハブまたはキーはありません。',
   backToKeys: 'API キーに戻る',
+  webhooks: 'Webhook',
+  webhookCount: (count: number) => (count === 0 ? '(エンドポイントなし)' : `(エンドポイント ${count} 件)`),
+  webhooksTitle: (hubId: string) => `chatlog — ハブ ${hubId} の Webhook`,
+  webhooksOf: (hubId: string) => `ハブ ${hubId} の Webhook`,
+  webhooksIntro:
+    'このハブの変更(メッセージの追加・削除、連絡先の変更)を、発生するたびにこれらのエンドポイントへ送ります。署名は Standard Webhooks 仕様に従います。2xx を返さないエンドポイントには約 1 日のあいだ再送します。',
+  addEndpoint: 'エンドポイントを追加',
+  url: 'URL',
+  urlHint: '変更の送信先となる受信側の https の URL。',
+  add: '追加',
+  noEndpoints: 'エンドポイントはまだありません。追加すると、新しいメッセージが届くたびに通知されます。',
+  endpointAdded: 'エンドポイントを追加しました。',
+  secretTitle: '署名シークレット',
+  secretExplained:
+    '受信側はこのシークレットで各配信を検証します。今すぐコピーして、受信側に保管してください。',
+  secretOnce: 'このシークレットは二度と表示されません。',
+  sentenceGap: '',
+  copySecret: 'シークレットをコピー',
+  urlRefused: (reason: string) => `この URL は使えません。${reason}`,
+  added: '追加日時',
+  events: '送信する変更',
+  allEvents: 'すべて',
+  endpointLive: '有効',
+  endpointDisabled: '停止',
+  endpointDisabledWhy: '410 Gone が返されたため',
+  remove: '削除',
+  removeEndpoint: 'エンドポイントを削除',
+  removeQuestion: (url: string) => `エンドポイント ${url} を削除しますか?`,
+  removeExplained: '再送も含め、以後このエンドポイントには何も送りません。元に戻せません。',
+  endpointRemoved: 'エンドポイントを削除しました。',
+  deliveriesOf: (url: string) => `${url} への最近の配信`,
+  noDeliveries: '配信はまだありません。このハブの次の変更からここへ送ります。',
+  colTime: '日時',
+  colType: '種類',
+  colStatus: '結果',
+  colAttempts: '試行回数',
+  deliveryStates: {
+    pending: '送信待ち',
+    delivered: '配信済み',
+    failed: '失敗',
+    skipped: '送信せず',
+  },
+  statusDetail: (detail: string) => `(${detail})`,
+  nextTry: '次回',
+  endpointNotFound: 'このハブにそのエンドポイントはありません。',
 };
 
 export const WORDS: Record<Language, Words> = { en, ja };

@@ -16,16 +16,29 @@ const ICONS = {
   eye: '<svg aria-hidden="true" focusable="false" viewBox="0 0 24 24" width="20" height="20"><path d="M2 12s3.5-7 10-7 10 7 10 7-3.5 7-10 7S2 12 2 12z"/><circle cx="12" cy="12" r="3"/></svg>',
 };
 
-interface Layout {
+export interface Layout {
   language: Language;
   words: Words;
   title: string;
   csrfToken?: string;
   body: string;
   header?: string;
+  /** A script of the screen's besides account.js, run after it (the webhooks page's). */
+  script?: string;
+  /** The page's own path, where the language switch comes back to (it takes `?lang=`). */
+  path?: string;
 }
 
-function page({ language, words, title, csrfToken, body, header = '' }: Layout): string {
+export function page({
+  language,
+  words,
+  title,
+  csrfToken,
+  body,
+  header = '',
+  script,
+  path = '/account',
+}: Layout): string {
   return `<!doctype html>
 <html lang="${language}">
 <head>
@@ -35,11 +48,11 @@ function page({ language, words, title, csrfToken, body, header = '' }: Layout):
 ${csrfToken ? `<meta name="csrf-token" content="${escapeHtml(csrfToken)}">\n` : ''}<title>${escapeHtml(title)}</title>
 <link rel="stylesheet" href="/account/assets/account.css">
 <script src="/account/assets/account.js" defer></script>
-</head>
+${script ? `<script src="/account/assets/${script}" defer></script>\n` : ''}</head>
 <body>
 <header class="top">
 <span class="brand">chatlog</span>
-<nav aria-label="${escapeHtml(words.languageNav)}"><a class="language" href="/account?lang=${words.otherLanguageCode}" lang="${words.otherLanguageCode}" hreflang="${words.otherLanguageCode}">${escapeHtml(words.otherLanguage)}</a></nav>
+<nav aria-label="${escapeHtml(words.languageNav)}"><a class="language" href="${path}?lang=${words.otherLanguageCode}" lang="${words.otherLanguageCode}" hreflang="${words.otherLanguageCode}">${escapeHtml(words.otherLanguage)}</a></nav>
 ${header}</header>
 <main id="main">
 ${body}
@@ -77,26 +90,31 @@ ${error}<form method="post" action="/account/sign-in">
   });
 }
 
+/** The page of a hub's outgoing webhooks (account.webhooks.pages.ts). */
+export const webhooksPath = (hubId: string) => `/account/hubs/${encodeURIComponent(hubId)}/webhooks`;
+
 export interface HubView extends HubOverview {
   hubId: string;
   apiUrl: string;
   keys: KeySummary[];
+  /** How many outgoing webhook endpoints the hub has (said beside the link to them). */
+  webhookCount: number;
 }
 
 /** A column name whose time zone (`America/Argentina/Buenos_Aires`) may break after a slash. */
-const breakableName = (text: string) => escapeHtml(text).replaceAll('/', '/<wbr>');
+export const breakableName = (text: string) => escapeHtml(text).replaceAll('/', '/<wbr>');
 
 /**
  * A cell's column name (HTML), shown beside its value where the table is laid out as cards (narrow
  * screens); hidden from assistive technology, which has the column headers.
  */
-const cellLabel = (html: string) => `<span class="cell-label" aria-hidden="true">${html}</span>`;
+export const cellLabel = (html: string) => `<span class="cell-label" aria-hidden="true">${html}</span>`;
 
 /**
  * An instant in the hub's zone, with its exact UTC value for machines. The day and the clock time
  * may go on two lines (a narrower table), never the day itself.
  */
-function timeIn(epochMs: number, timeZone: string): string {
+export function timeIn(epochMs: number, timeZone: string): string {
   const [day, clock] = formatLocalMinute(epochMs, timeZone).split(' ');
   return `<time datetime="${formatTimestamp(epochMs)}"><span class="day">${day}</span> <span class="clock">${clock}</span></time>`;
 }
@@ -187,6 +205,7 @@ function hubSection(words: Words, hub: HubView, csrfToken: string, newKeyId: str
 <dd><pre><code class="example">${escapeHtml(example)}</code></pre></dd>
 </dl>
 <p><a href="/docs">${escapeHtml(words.apiDocs)}</a></p>
+<p><a href="${webhooksPath(hub.hubId)}">${escapeHtml(words.webhooks)}</a>${escapeHtml(words.webhookCount(hub.webhookCount))}</p>
 <button type="button" class="primary" data-action="issue" aria-expanded="true" aria-controls="issue-${id}">${escapeHtml(words.issueKey)}</button>
 <form method="post" action="/account/hubs/${encodeURIComponent(hub.hubId)}/keys" id="issue-${id}" class="issue">
 <input type="hidden" name="csrf" value="${escapeHtml(csrfToken)}">
@@ -220,6 +239,13 @@ ${rows}
 </section>`;
 }
 
+/** Who is signed in, and the sign-out button: the top of every page of a signed-in account. */
+export function signedInHeader(words: Words, email: string, csrfToken: string): string {
+  return `<div class="who"><span>${escapeHtml(words.signedInAs)} ${escapeHtml(email)}</span>
+<form method="post" action="/account/sign-out"><input type="hidden" name="csrf" value="${escapeHtml(csrfToken)}"><button type="submit">${escapeHtml(words.signOut)}</button></form></div>
+`;
+}
+
 export function keysPage(args: {
   language: Language;
   words: Words;
@@ -240,9 +266,7 @@ export function keysPage(args: {
     words,
     title: words.title,
     csrfToken,
-    header: `<div class="who"><span>${escapeHtml(words.signedInAs)} ${escapeHtml(args.email)}</span>
-<form method="post" action="/account/sign-out"><input type="hidden" name="csrf" value="${escapeHtml(csrfToken)}"><button type="submit">${escapeHtml(words.signOut)}</button></form></div>
-`,
+    header: signedInHeader(words, args.email, csrfToken),
     body: `<h1>${escapeHtml(words.heading)}</h1>
 ${notice}${sections}
 <dialog id="revoke-dialog" aria-labelledby="revoke-title" aria-describedby="revoke-explained">

@@ -1,7 +1,8 @@
 /**
- * The account screen over HTTP: /account (sign-in, or the keys of the account's hubs), its form
- * posts, the copy/show request, and its two static files. Every answer carries a strict CSP and
- * no-store; every state change needs a same-origin request and the session's CSRF token.
+ * The account screen over HTTP: /account (sign-in, or the keys of the account's hubs), each hub's
+ * webhooks page (/account/hubs/:hubId/webhooks), their form posts, the copy/show request, and the
+ * static files. Every answer carries a strict CSP and no-store; every state change needs a
+ * same-origin request and the session's CSRF token.
  */
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -14,10 +15,14 @@ import { PAGE_SECURITY_HEADERS } from '../../lib/html.js';
 import { httpErrors } from '../../lib/http.errors.js';
 import { JSON_TYPE } from '../../lib/http.js';
 import type { PathMethods } from '../../lib/methods.js';
+import type { WebhookService } from '../webhooks/webhooks.usecases.js';
 import { accountErrors } from './account.errors.js';
 import { type Language, pickLanguage, WORDS, type Words } from './account.i18n.js';
-import { confirmRevokePage, keysPage, messagePage, signInPage } from './account.pages.js';
+import { confirmRevokePage, keysPage, messagePage, signInPage, webhooksPath } from './account.pages.js';
 import { type AccountService, SESSION_TTL_MS, type SignedIn } from './account.usecases.js';
+import { AccountWebhooks } from './account.webhooks.js';
+import { confirmRemovePage, type WebhooksPageArgs, webhooksPage } from './account.webhooks.pages.js';
+import { WEBHOOKS_SCRIPT } from './account.webhooks.script.js';
 
 export const SESSION_COOKIE = 'chatlog_session';
 const SIGN_IN_COOKIE = 'chatlog_signin';
@@ -48,6 +53,8 @@ export interface AccountRouteDeps {
   /** Base URL of the API as clients reach it (for the API URL and the curl example). */
   publicUrl: string | undefined;
   methods: PathMethods;
+  /** Outgoing webhooks: each hub's endpoints on a page of its own (CONTRACT §10, §14). */
+  webhooks: WebhookService;
 }
 
 function isSecure(request: FastifyRequest, publicUrl: string | undefined): boolean {
@@ -75,14 +82,17 @@ function formOf(request: FastifyRequest): URLSearchParams {
 
 export function registerAccountRoutes(app: FastifyInstance, deps: AccountRouteDeps): void {
   const { accounts } = deps;
+  const webhooks = new AccountWebhooks(deps.webhooks);
   // Another method on these paths is 405 (a page's path: from the not-found handler).
   deps.methods.declare(app, { url: '/account', allowed: ['GET', 'HEAD'] });
+  deps.methods.declare(app, { url: '/account/hubs/:hubId/webhooks', allowed: ['GET', 'HEAD', 'POST'] });
   for (const url of [
     '/account/sign-in',
     '/account/sign-out',
     '/account/hubs/:hubId/keys',
     '/account/keys/:keyId/revoke',
     '/account/keys/:keyId/reveal',
+    '/account/hubs/:hubId/webhooks/:endpointId/remove',
   ]) {
     deps.methods.declare(app, { url, allowed: ['POST'] });
   }
@@ -158,6 +168,7 @@ export function registerAccountRoutes(app: FastifyInstance, deps: AccountRouteDe
           apiUrl: apiUrl(request, hubId),
           keys: await accounts.keysOf(signedIn, hubId),
           ...(await accounts.hubOverview(signedIn, hubId)),
+          webhookCount: await webhooks.countOf(signedIn, hubId),
         });
       }
       return html(
@@ -170,6 +181,32 @@ export function registerAccountRoutes(app: FastifyInstance, deps: AccountRouteDe
           hubs,
           notice: notice?.text,
           newKeyId: notice?.newKeyId,
+        }),
+      );
+    };
+
+    /** A hub's webhooks page; throws not_found (a page saying so) for a hub not on the account. */
+    const showWebhooks = async (
+      request: FastifyRequest,
+      reply: FastifyReply,
+      signedIn: SignedIn,
+      hubId: string,
+      status: number,
+      extra: Pick<WebhooksPageArgs, 'notice' | 'added' | 'refused'> = {},
+    ) => {
+      const endpoints = await webhooks.endpointsOf(signedIn, hubId);
+      const { timeZone } = await accounts.hubOverview(signedIn, hubId);
+      return html(
+        reply,
+        status,
+        webhooksPage({
+          ...languageOf(request),
+          email: signedIn.account.email,
+          csrfToken: accounts.csrfToken(signedIn.sessionId),
+          hubId,
+          timeZone,
+          endpoints,
+          ...extra,
         }),
       );
     };
@@ -294,6 +331,79 @@ export function registerAccountRoutes(app: FastifyInstance, deps: AccountRouteDe
       return reply.redirect(`/account?revoked=${encodeURIComponent(key.id)}`, 303);
     });
 
+    scope.get<{ Params: { hubId: string }; Querystring: { lang?: string; removed?: string } }>(
+      '/account/hubs/:hubId/webhooks',
+      async (request, reply) => {
+        const path = webhooksPath(request.params.hubId);
+        const lang = request.query.lang;
+        if (lang === 'en' || lang === 'ja') {
+          return reply
+            .header('Set-Cookie', cookie(request, LANGUAGE_COOKIE, lang, 365 * 86_400))
+            .redirect(path, 303);
+        }
+        const signedIn = await signedInOf(request);
+        if (!signedIn) return reply.redirect('/account', 303);
+        const { words } = languageOf(request);
+        return showWebhooks(request, reply, signedIn, request.params.hubId, 200, {
+          notice: request.query.removed === undefined ? undefined : words.endpointRemoved,
+        });
+      },
+    );
+
+    // Adding an endpoint answers with the page itself, not a redirect: the one page with its secret.
+    scope.post<{ Params: { hubId: string } }>('/account/hubs/:hubId/webhooks', async (request, reply) => {
+      const form = formOf(request);
+      const signedIn = await requirePost(request, reply, form.get('csrf') ?? undefined);
+      if (!signedIn) return reply;
+      const { hubId } = request.params;
+      const url = form.get('url') ?? '';
+      const { words } = languageOf(request);
+      let added: Awaited<ReturnType<AccountWebhooks['add']>>;
+      try {
+        added = await webhooks.add(signedIn, hubId, url);
+      } catch (error) {
+        // A URL the rules refuse (webhooks.url.ts): the form again, with the URL and why.
+        if (!(error instanceof AppError) || error.status !== 400) throw error;
+        const reason = error.message.replace(/^url is refused: /, '');
+        return showWebhooks(request, reply, signedIn, hubId, 400, {
+          refused: { url: url.slice(0, 2048), message: words.urlRefused(reason) },
+        });
+      }
+      return showWebhooks(request, reply, signedIn, hubId, 200, {
+        notice: words.endpointAdded,
+        added: { url: added.url, secret: added.secret },
+      });
+    });
+
+    scope.post<{ Params: { hubId: string; endpointId: string } }>(
+      '/account/hubs/:hubId/webhooks/:endpointId/remove',
+      async (request, reply) => {
+        const form = formOf(request);
+        const signedIn = await requirePost(request, reply, form.get('csrf') ?? undefined);
+        if (!signedIn) return reply;
+        const { hubId, endpointId } = request.params;
+        const endpoint = await webhooks.endpointOf(signedIn, hubId, endpointId);
+        if (!endpoint) {
+          const { language, words } = languageOf(request);
+          return html(reply, 404, messagePage({ language, words, message: words.endpointNotFound }));
+        }
+        if (form.get('confirm') !== 'yes') {
+          return html(
+            reply,
+            200,
+            confirmRemovePage({
+              ...languageOf(request),
+              csrfToken: accounts.csrfToken(signedIn.sessionId),
+              hubId,
+              endpoint,
+            }),
+          );
+        }
+        await webhooks.remove(signedIn, hubId, endpointId);
+        return reply.redirect(`${webhooksPath(hubId)}?removed=1`, 303);
+      },
+    );
+
     // The copy and show icons: the one answer of the screen that carries a full key.
     scope.post<{ Params: { keyId: string } }>('/account/keys/:keyId/reveal', async (request, reply) => {
       if (isCrossSite(request)) throw accountErrors.crossSite();
@@ -308,6 +418,12 @@ export function registerAccountRoutes(app: FastifyInstance, deps: AccountRouteDe
     });
 
     scope.get<{ Params: { file: string } }>('/account/assets/:file', async (request, reply) => {
+      if (request.params.file === 'webhooks.js') {
+        return reply
+          .type('text/javascript; charset=utf-8')
+          .header('Cache-Control', 'no-cache')
+          .send(WEBHOOKS_SCRIPT);
+      }
       const type = ASSETS[request.params.file];
       if (!type) throw httpErrors.notFound();
       return reply
