@@ -22,6 +22,7 @@ import { schemaOptions } from './lib/schema-compilers.js';
 import type { SecretBox } from './lib/secrets.js';
 import { registerAccountRoutes } from './modules/account/account.routes.js';
 import { AccountService } from './modules/account/account.usecases.js';
+import { ChangesPruner } from './modules/changes/changes.pruner.js';
 import { registerChangesRoutes } from './modules/changes/changes.routes.js';
 import { registerDocsRoutes } from './modules/docs/docs.routes.js';
 import { registerHealthRoutes } from './modules/health/health.routes.js';
@@ -200,8 +201,19 @@ export function buildApp(deps: AppDeps): App {
   });
   registerWebhookRoutes(app, { webhooks, authorize: messagesDeps.authorize, methods });
   if (deps.runWorkers ?? true) {
-    app.addHook('onReady', async () => worker.start());
-    app.addHook('preClose', () => worker.stop());
+    const pruner = new ChangesPruner({
+      store: deps.store,
+      keepDays: deps.changesKeepDays ?? settingDefault('changesKeepDays'),
+      log: app.log,
+      clock,
+    });
+    app.addHook('onReady', async () => {
+      worker.start();
+      pruner.start();
+    });
+    app.addHook('preClose', async () => {
+      await Promise.all([worker.stop(), pruner.stop()]);
+    });
   }
   const accounts = new AccountService({
     store: deps.store,
