@@ -2,14 +2,16 @@
  * What an integrator does with the document: generate types with openapi-typescript (its default
  * settings), call chatlog with openapi-fetch, compile under `tsc --strict` with no cast, and run it.
  * The program makes every request the README shows (the minimal ingest body `{lineId, msg}`
- * included) and reads the change feed (key in Authorization, then following the cursor), against a
- * live server; the types are generated afresh from the served document.
+ * included), reads the change feed (key in Authorization, then following the cursor) and adds,
+ * lists and removes an outgoing webhook endpoint with an admin key, against a live server; the types
+ * are generated afresh from the served document.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
+import { type Receiver, startReceiver } from '../fixtures/receiver.js';
 import { startTestServer, type TestServer } from '../helpers.js';
 import { REPO_ROOT, runTool, type ServedDocument, servedDocument, TOOL_ENV } from './document.js';
 
@@ -22,7 +24,8 @@ import { createHmac } from 'node:crypto';
 import createClient from 'openapi-fetch';
 import type { components, paths } from './chatlog-api.js';
 
-const [baseUrl = '', hubId = '', readKey = '', ingestKey = '', channelSecret = ''] = process.argv.slice(2);
+const [baseUrl = '', hubId = '', readKey = '', ingestKey = '', channelSecret = '', adminKey = '', receiverUrl = ''] =
+  process.argv.slice(2);
 const client = createClient<paths>({ baseUrl });
 const auth = { Authorization: \`Bearer \${ingestKey}\` };
 const lineId = 'U4af4980629a0d8f0f1b1d9a3e8b1c2d3';
@@ -125,6 +128,50 @@ out.changes = {
   both: { status: both.response.status, code: both.error?.error.code },
 };
 
+// Outgoing webhooks, managed with an admin key: add (the secret is shown this once), list, remove.
+const bearerAdmin = { Authorization: \`Bearer \${adminKey}\` };
+const added = await client.POST('/api/line/{hubId}/webhooks', {
+  params: { path: { hubId } },
+  headers: bearerAdmin,
+  body: { url: receiverUrl, events: ['message.created', 'message.deleted'] },
+});
+const endpointId: string = added.data?.id ?? '';
+const secret: string | undefined = added.data?.secret;
+const listed = await client.GET('/api/line/{hubId}/webhooks', {
+  params: { path: { hubId }, query: { apikey: adminKey } },
+});
+const endpoints = listed.data ?? [];
+const removed = await client.DELETE('/api/line/{hubId}/webhooks/{webhookId}', {
+  params: { path: { hubId, webhookId: endpointId } },
+  headers: bearerAdmin,
+});
+const removedAgain = await client.DELETE('/api/line/{hubId}/webhooks/{webhookId}', {
+  params: { path: { hubId, webhookId: endpointId } },
+  headers: bearerAdmin,
+});
+const metadata = await client.POST('/api/line/{hubId}/webhooks', {
+  params: { path: { hubId } },
+  headers: bearerAdmin,
+  body: { url: 'http://169.254.169.254/latest/meta-data/' },
+});
+const afterwards = await client.GET('/api/line/{hubId}/webhooks', {
+  params: { path: { hubId } },
+  headers: bearerAdmin,
+});
+out.webhooks = {
+  added: { status: added.response.status, url: added.data?.url, events: added.data?.events },
+  secret: secret?.startsWith('whsec_'),
+  listed: {
+    status: listed.response.status,
+    endpoints: endpoints.map((e) => [e.id === endpointId, e.url, e.events, e.disabledAt]),
+    secretShown: JSON.stringify(endpoints).includes('whsec_'),
+  },
+  removed: removed.response.status,
+  removedAgain: { status: removedAgain.response.status, code: removedAgain.error?.error.code },
+  metadata: { status: metadata.response.status, code: metadata.error?.error.code },
+  afterwards: afterwards.data?.length,
+};
+
 // Health checks.
 const health = await client.GET('/healthz');
 const ready = await client.GET('/readyz');
@@ -139,12 +186,17 @@ let server: TestServer;
 let served: ServedDocument;
 let readKey: string;
 let ingestKey: string;
+let adminKey: string;
+let receiver: Receiver;
 
 before(async () => {
-  server = await startTestServer();
+  receiver = await startReceiver();
+  // The receiver listens on 127.0.0.1: allowed as with CHATLOG_WEBHOOK_ALLOW_PRIVATE=true.
+  server = await startTestServer({ webhookAllowPrivate: true });
   await server.hubs.add(HUB, { lineChannelSecret: CHANNEL_SECRET });
   readKey = (await server.keys.issue(HUB, 'read', 'openapi-fetch')).key;
   ingestKey = (await server.keys.issue(HUB, 'ingest', 'openapi-fetch')).key;
+  adminKey = (await server.keys.issue(HUB, 'admin', 'openapi-fetch')).key;
   served = await servedDocument();
   // The program's directory resolves openapi-fetch, tsx and @types/node from the repository's.
   fs.symlinkSync(path.join(REPO_ROOT, 'node_modules'), path.join(served.dir, 'node_modules'), 'dir');
@@ -154,6 +206,7 @@ before(async () => {
 after(async () => {
   served?.cleanUp();
   await server?.close();
+  await receiver?.close();
 });
 
 test('openapi-typescript (default settings) generates types, and an openapi-fetch program using them compiles under tsc --strict with no cast', async () => {
@@ -191,7 +244,18 @@ test('the openapi-fetch program runs against a live server: every request the RE
   const stdout = await new Promise<string>((resolve, reject) =>
     execFile(
       process.execPath,
-      ['--import', 'tsx', 'client.ts', server.url, HUB, readKey, ingestKey, CHANNEL_SECRET],
+      [
+        '--import',
+        'tsx',
+        'client.ts',
+        server.url,
+        HUB,
+        readKey,
+        ingestKey,
+        CHANNEL_SECRET,
+        adminKey,
+        `${receiver.url}/chatlog`,
+      ],
       { cwd: served.dir, env: TOOL_ENV, timeout: 60_000 },
       (error, out, stderr) => (error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(out)),
     ),
@@ -221,5 +285,18 @@ test('the openapi-fetch program runs against a live server: every request the RE
   assert.equal(out.changes.hasMore, false);
   assert.deepEqual(out.changes.caughtUp, { status: 200, changes: 0, sameCursor: true });
   assert.deepEqual(out.changes.both, { status: 400, code: 'ambiguous_credentials' });
+  assert.deepEqual(out.webhooks, {
+    added: { status: 201, url: `${receiver.url}/chatlog`, events: ['message.created', 'message.deleted'] },
+    secret: true,
+    listed: {
+      status: 200,
+      endpoints: [[true, `${receiver.url}/chatlog`, ['message.created', 'message.deleted'], null]],
+      secretShown: false,
+    },
+    removed: 204,
+    removedAgain: { status: 404, code: 'not_found' },
+    metadata: { status: 400, code: 'invalid_url' },
+    afterwards: 0,
+  });
   assert.deepEqual(out.health, { healthz: 'ok', readyz: 'ready' });
 });

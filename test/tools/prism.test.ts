@@ -24,6 +24,7 @@ import { after, before, test } from 'node:test';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { Store } from '../../src/store/store.js';
+import { type Receiver, startReceiver } from '../fixtures/receiver.js';
 import { freePort, type RawResponse, rawRequest, startTestServer, type TestServer } from '../helpers.js';
 import { REPO_ROOT, type ServedDocument, servedDocument, TOOL_ENV } from './document.js';
 
@@ -40,6 +41,9 @@ const ALL = [
   'recordMessages',
   'linkContact',
   'getChanges',
+  'addWebhook',
+  'listWebhooks',
+  'removeWebhook',
 ];
 unreachable(
   ALL,
@@ -73,7 +77,7 @@ unreachable(
   "a body over 16 MiB: Prism's body parser stops at 10 MB and answers 413 itself, with its own body",
 );
 unreachable(
-  ['receiveLineWebhook', 'recordMessages', 'linkContact'],
+  ['receiveLineWebhook', 'recordMessages', 'linkContact', 'addWebhook'],
   '415',
   'a body that is not application/json: Prism refuses a media type the operation does not list (422) itself',
 );
@@ -95,6 +99,11 @@ let otherHubIngestKey: string;
 let limitedReadKey: string;
 let limitedIngestKey: string;
 let limitedChangesKey: string;
+let adminKey: string;
+let otherHubAdminKey: string;
+let limitedAdminKey: string;
+/** Where the endpoints added through Prism are sent their changes. */
+let receiver: Receiver;
 /** "operationId status" of every answer that came back through Prism unchanged. */
 const provoked = new Set<string>();
 /** "operationId status" of HEAD answers equal to their GET's, which came through Prism. */
@@ -105,7 +114,9 @@ let requestsSent = 0;
 let headsSent = 0;
 
 before(async () => {
-  server = await startTestServer({ logLevel: 'silent' });
+  receiver = await startReceiver();
+  // Endpoints on 127.0.0.1 (the receiver) are accepted, as with CHATLOG_WEBHOOK_ALLOW_PRIVATE=true.
+  server = await startTestServer({ logLevel: 'silent', webhookAllowPrivate: true });
   await server.hubs.add(HUB, { timeZone: 'Asia/Tokyo', lineChannelSecret: CHANNEL_SECRET });
   await server.hubs.add(OTHER_HUB, {});
   readKey = (await server.keys.issue(HUB, 'read', 'prism')).key;
@@ -122,6 +133,11 @@ before(async () => {
   const limitedChanges = await server.keys.issue(HUB, 'read', 'prism limited changes');
   await server.keys.setRateLimit(limitedChanges.summary.id, { requests: 1, perSeconds: 600 });
   limitedChangesKey = limitedChanges.key;
+  adminKey = (await server.keys.issue(HUB, 'admin', 'prism')).key;
+  otherHubAdminKey = (await server.keys.issue(OTHER_HUB, 'admin', 'prism')).key;
+  const limitedAdmin = await server.keys.issue(HUB, 'admin', 'prism limited');
+  await server.keys.setRateLimit(limitedAdmin.summary.id, { requests: 1, perSeconds: 600 });
+  limitedAdminKey = limitedAdmin.key;
 
   served = await servedDocument();
   const port = await freePort();
@@ -138,9 +154,15 @@ before(async () => {
     prismOutput += chunk.toString();
   });
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`Prism did not start in 30 s:\n${prismOutput}`)), 30_000);
+    // Every way out stops the poll: a poll left running would keep the test process alive.
+    const fail = (error: Error) => {
+      clearInterval(poll);
+      clearTimeout(timer);
+      reject(error);
+    };
+    const timer = setTimeout(() => fail(new Error(`Prism did not start in 30 s:\n${prismOutput}`)), 30_000);
     const exited = (code: number | null) =>
-      reject(new Error(`Prism exited (${code}) before listening:\n${prismOutput}`));
+      fail(new Error(`Prism exited (${code}) before listening:\n${prismOutput}`));
     prism.once('exit', exited);
     const poll = setInterval(() => {
       if (!/Prism is listening/.test(prismOutput)) return;
@@ -160,6 +182,7 @@ after(async () => {
   }
   served?.cleanUp();
   await server?.close();
+  await receiver?.close();
 });
 
 /**
@@ -231,6 +254,9 @@ async function getThenHead(
 
 const messagesPath = (hubId: string, query: string) => `/api/line/${hubId}/messages?${query}`;
 const changesPath = (hubId: string, query = '') => `/api/line/${hubId}/changes${query ? `?${query}` : ''}`;
+const webhooksPath = (hubId: string, query = '') => `/api/line/${hubId}/webhooks${query ? `?${query}` : ''}`;
+const webhookPath = (hubId: string, id: string, query = '') =>
+  `/api/line/${hubId}/webhooks/${encodeURIComponent(id)}${query ? `?${query}` : ''}`;
 const json = { 'content-type': 'application/json' };
 const bearer = (key: string) => ({ ...json, authorization: `Bearer ${key}` });
 const sign = (body: string) => createHmac('sha256', CHANNEL_SECRET).update(body).digest('base64');
@@ -246,7 +272,14 @@ function failingStore(store: Store, error: Error): () => void {
     });
     restores.push(() => Reflect.set(target, name, original));
   };
-  for (const part of [store.hubs, store.keys, store.messages, store.contacts, store.changes] as object[]) {
+  for (const part of [
+    store.hubs,
+    store.keys,
+    store.messages,
+    store.contacts,
+    store.changes,
+    store.webhooks,
+  ] as object[]) {
     if (!part) continue;
     for (const name of Object.keys(part)) replace(part, name);
     for (let proto = Object.getPrototypeOf(part); proto && proto !== Object.prototype; ) {
@@ -511,6 +544,136 @@ test('the change feed through Prism: 200, 400, 401, 403, 410, 429', async () => 
   assert.deepEqual((await feed(`cursor=${after.cursor}`, auth)).changes, []);
 });
 
+interface Endpoint {
+  id: string;
+  url: string;
+  events: string[];
+  secret?: string;
+  createdAt?: string;
+  disabledAt?: string | null;
+}
+
+test('the webhook admin API through Prism: 201, 200, 204, 400, 401, 403, 404, 429', async () => {
+  const admin = bearer(adminKey);
+  const parsed = <T>(res: RawResponse): T => JSON.parse(res.body.toString()) as T;
+  const code = (res: RawResponse) => parsed<{ error: { code: string } }>(res).error.code;
+  const add = (status: number, headers: Record<string, string>, body: object, query = '', hubId = HUB) =>
+    through('addWebhook', status, 'POST', webhooksPath(hubId, query), headers, JSON.stringify(body));
+  const list = (status: number, headers: Record<string, string>, query = '') =>
+    through('listWebhooks', status, 'GET', webhooksPath(HUB, query), headers);
+  const remove = (status: number, id: string, headers: Record<string, string>, query = '', hubId = HUB) =>
+    through('removeWebhook', status, 'DELETE', webhookPath(hubId, id, query), headers);
+
+  // 201: the secret is in this answer only; events default to every type.
+  const every = parsed<Endpoint>(await add(201, admin, { url: receiver.url }));
+  assert.deepEqual(Object.keys(every), ['id', 'url', 'events', 'secret']);
+  assert.equal(every.url, receiver.url);
+  assert.match(String(every.secret), /^whsec_[A-Za-z0-9+/]+={0,2}$/);
+  assert.deepEqual(every.events, [
+    'message.created',
+    'message.deleted',
+    'contact.updated',
+    'contact.erased',
+    'retention.applied',
+  ]);
+  const onlyDeleted = parsed<Endpoint>(
+    await add(201, json, { url: receiver.url, events: ['message.deleted'] }, `apikey=${adminKey}`),
+  );
+  assert.deepEqual(onlyDeleted.events, ['message.deleted']);
+  const nullEvents = parsed<Endpoint>(await add(201, admin, { url: `${receiver.url}/all`, events: null }));
+  assert.deepEqual(nullEvents.events, every.events);
+  assert.notEqual(nullEvents.secret, every.secret);
+
+  // The secret answered 201 verifies what the endpoint is sent.
+  receiver.secret = String(every.secret);
+  receiver.received.length = 0;
+  const ingested = await rawRequest(
+    server.url,
+    'POST',
+    `/ingest/line/${HUB}/messages`,
+    bearer(ingestKey),
+    JSON.stringify([{ lineId: LINE_ID, msg: 'told to the endpoint', id: 'prism-webhook-told' }]),
+  );
+  assert.equal(ingested.status, 200);
+  const told = (await receiver.waitFor(1)).find((r) => r.payload.data.id === 'prism-webhook-told');
+  assert.equal(told?.payload.type, 'message.created');
+
+  // 200: oldest first, never a secret; the key in the query works as in the header.
+  const listed = parsed<Endpoint[]>(await list(200, { authorization: `Bearer ${adminKey}` }));
+  assert.deepEqual(
+    listed.map((e) => [e.id, e.events.length, e.disabledAt]),
+    [
+      [every.id, 5, null],
+      [onlyDeleted.id, 1, null],
+      [nullEvents.id, 5, null],
+    ],
+  );
+  assert.ok(!JSON.stringify(listed).includes('whsec_'), 'no secret is listed');
+  assert.deepEqual(parsed<Endpoint[]>(await list(200, {}, `apikey=${adminKey}`)), listed);
+
+  // 204, then 404 for an id the hub no longer has, or never had, or that is another hub's.
+  await remove(204, onlyDeleted.id, { authorization: `Bearer ${adminKey}` });
+  await remove(204, nullEvents.id, {}, `apikey=${adminKey}`);
+  assert.deepEqual(
+    parsed<Endpoint[]>(await list(200, { authorization: `Bearer ${adminKey}` })).map((e) => e.id),
+    [every.id],
+  );
+  assert.equal(code(await remove(404, onlyDeleted.id, { authorization: `Bearer ${adminKey}` })), 'not_found');
+  assert.equal(code(await remove(404, 'whe_never', { authorization: `Bearer ${adminKey}` })), 'not_found');
+  const theirs = parsed<Endpoint>(
+    await add(201, bearer(otherHubAdminKey), { url: receiver.url }, '', OTHER_HUB),
+  );
+  assert.equal(code(await remove(404, theirs.id, { authorization: `Bearer ${adminKey}` })), 'not_found');
+  await remove(204, theirs.id, { authorization: `Bearer ${otherHubAdminKey}` }, '', OTHER_HUB);
+
+  // 400: both kinds of credentials; a URL chatlog will not send to (the document allows any string).
+  const both = `apikey=${adminKey}`;
+  assert.equal(code(await add(400, admin, { url: receiver.url }, both)), 'ambiguous_credentials');
+  assert.equal(code(await list(400, { authorization: `Bearer ${adminKey}` }, both)), 'ambiguous_credentials');
+  assert.equal(
+    code(await remove(400, every.id, { authorization: `Bearer ${adminKey}` }, both)),
+    'ambiguous_credentials',
+  );
+  for (const url of [
+    'ftp://example.com/hook',
+    'not a url',
+    'http://169.254.169.254/latest/meta-data/',
+    'https://[fe80::1]/hook',
+    'https://192.0.2.10/hook',
+  ]) {
+    assert.equal(code(await add(400, admin, { url })), 'invalid_url', url);
+  }
+
+  // 401: not a key of this service; 403: a key of another scope, or of another hub.
+  const noKey = 'chl_0000000000000000000000000000';
+  for (const [status, key, expected] of [
+    [401, noKey, 'invalid_api_key'],
+    [403, readKey, 'insufficient_scope'],
+    [403, ingestKey, 'insufficient_scope'],
+    [403, otherHubAdminKey, 'forbidden'],
+  ] as const) {
+    assert.equal(code(await add(status, bearer(key), { url: receiver.url })), expected);
+    assert.equal(code(await list(status, {}, `apikey=${key}`)), expected);
+    assert.equal(code(await remove(status, every.id, { authorization: `Bearer ${key}` })), expected);
+  }
+
+  // 429: one request of the limited key per window, whichever operation; the first spends it.
+  await list(200, { authorization: `Bearer ${limitedAdminKey}` });
+  assert.equal(code(await add(429, bearer(limitedAdminKey), { url: receiver.url })), 'rate_limited');
+  assert.equal(code(await list(429, {}, `apikey=${limitedAdminKey}`)), 'rate_limited');
+  assert.equal(
+    code(await remove(429, every.id, { authorization: `Bearer ${limitedAdminKey}` })),
+    'rate_limited',
+  );
+
+  // None of the refused requests removed anything; the last endpoint goes too.
+  assert.deepEqual(
+    parsed<Endpoint[]>(await list(200, { authorization: `Bearer ${adminKey}` })).map((e) => e.id),
+    [every.id],
+  );
+  await remove(204, every.id, { authorization: `Bearer ${adminKey}` });
+});
+
 test('the health checks through Prism (GET; HEAD alike): 200', async () => {
   await getThenHead('health', 'headHealth', 200, '/healthz');
   await getThenHead('ready', 'headReady', 200, '/readyz');
@@ -558,6 +721,20 @@ test('a store that cannot answer (503, with Retry-After) and an unexpected fault
         '{}',
       );
       await through('getChanges', status, 'GET', changesPath(HUB), { authorization: `Bearer ${readKey}` });
+      await through(
+        'addWebhook',
+        status,
+        'POST',
+        webhooksPath(HUB),
+        bearer(adminKey),
+        JSON.stringify({ url: receiver.url }),
+      );
+      await through('listWebhooks', status, 'GET', webhooksPath(HUB), {
+        authorization: `Bearer ${adminKey}`,
+      });
+      await through('removeWebhook', status, 'DELETE', webhookPath(HUB, 'whe_never'), {
+        authorization: `Bearer ${adminKey}`,
+      });
       if (status === 503) await getThenHead('ready', 'headReady', 503, '/readyz');
     } finally {
       restore();
@@ -647,6 +824,45 @@ test('the statuses a proxy cannot reach, asked of chatlog directly, answer as th
   // No key at all: Prism answers 401 itself (its security check: neither bearerKey nor queryKey).
   const keyless = await direct('getChanges', 401, 'GET', changesPath(HUB));
   assert.equal(JSON.parse(keyless.body.toString()).error.code, 'missing_api_key');
+  // The webhook admin API: bodies the document refuses (Prism would answer 422 itself), a bad hub id,
+  // and no key at all (Prism answers 401 itself).
+  const hooks = webhooksPath(HUB);
+  for (const body of [
+    '{}',
+    '{"url":42}',
+    '{"url":""}',
+    `{"url":"${receiver.url}","events":[]}`,
+    `{"url":"${receiver.url}","events":["message.created","message.created"]}`,
+    `{"url":"${receiver.url}","events":["message.read"]}`,
+    `{"url":"${receiver.url}","secret":"whsec_mine"}`,
+    `{"url":"https://example.com/${'x'.repeat(2048)}"}`,
+    '[]',
+  ]) {
+    const res = await direct('addWebhook', 400, 'POST', hooks, bearer(adminKey), body);
+    assert.equal(JSON.parse(res.body.toString()).error.code, 'invalid_body', body.slice(0, 80));
+  }
+  const adminAuth = { authorization: `Bearer ${adminKey}` };
+  for (const [operationId, method, url, headers, body] of [
+    ['addWebhook', 'POST', webhooksPath('abc'), bearer(adminKey), `{"url":"${receiver.url}"}`],
+    ['listWebhooks', 'GET', webhooksPath('abc'), adminAuth, undefined],
+    ['removeWebhook', 'DELETE', webhookPath('abc', 'whe_never'), adminAuth, undefined],
+  ] as const) {
+    const res = await direct(operationId, 400, method, url, headers, body);
+    assert.equal(JSON.parse(res.body.toString()).error.code, 'invalid_hub_id', operationId);
+  }
+  for (const [operationId, method, url, headers, body] of [
+    ['addWebhook', 'POST', hooks, json, `{"url":"${receiver.url}"}`],
+    ['listWebhooks', 'GET', hooks, {}, undefined],
+    ['removeWebhook', 'DELETE', webhookPath(HUB, 'whe_never'), {}, undefined],
+  ] as const) {
+    const res = await direct(operationId, 401, method, url, headers, body);
+    assert.equal(JSON.parse(res.body.toString()).error.code, 'missing_api_key', operationId);
+  }
+  assert.deepEqual(
+    JSON.parse((await rawRequest(server.url, 'GET', hooks, adminAuth)).body.toString()),
+    [],
+    'no refused body added an endpoint',
+  );
   await direct('receiveLineWebhook', 404, 'POST', '/webhooks/line/', json, '{}');
   await direct('linkContact', 404, 'PUT', `/ingest/line/${HUB}/contacts/`, bearer(ingestKey), '{}');
   await direct(
@@ -669,6 +885,7 @@ test('the statuses a proxy cannot reach, asked of chatlog directly, answer as th
     ],
     ['recordMessages', 'POST', messages, { ...bearer(ingestKey), ...text }, '[]'],
     ['linkContact', 'PUT', contact, { ...bearer(ingestKey), ...text }, '{}'],
+    ['addWebhook', 'POST', hooks, { ...bearer(adminKey), ...text }, `{"url":"${receiver.url}"}`],
   ] as const) {
     const refused = await direct(operationId, 415, method, url, headers, body);
     assert.match(
@@ -686,12 +903,21 @@ test('the statuses a proxy cannot reach, asked of chatlog directly, answer as th
   ] as const) {
     await direct(operationId, 405, 'DELETE', url);
   }
+  // The two webhook paths: PUT or PATCH on the list, GET on an endpoint (each answers its own Allow).
+  const listRefused = await direct('addWebhook', 405, 'PUT', hooks, bearer(adminKey), '{}');
+  assert.equal(listRefused.headers.allow, 'GET, POST');
+  await direct('listWebhooks', 405, 'PATCH', hooks, adminAuth);
+  const endpointRefused = await direct('removeWebhook', 405, 'GET', webhookPath(HUB, 'whe_never'), adminAuth);
+  assert.equal(endpointRefused.headers.allow, 'DELETE');
   const large = { 'x-large': 'x'.repeat(17 * 1024) };
   await direct('getMessages', 431, 'GET', messagesPath(HUB, `apikey=${readKey}`), large);
   await direct('receiveLineWebhook', 431, 'POST', `/webhooks/line/${HUB}`, large);
   await direct('recordMessages', 431, 'POST', messages, large);
   await direct('linkContact', 431, 'PUT', contact, large);
   await direct('getChanges', 431, 'GET', changesPath(HUB, `apikey=${readKey}`), large);
+  await direct('addWebhook', 431, 'POST', hooks, { ...bearer(adminKey), ...large }, '{}');
+  await direct('listWebhooks', 431, 'GET', hooks, { ...adminAuth, ...large });
+  await direct('removeWebhook', 431, 'DELETE', webhookPath(HUB, 'whe_never'), { ...adminAuth, ...large });
   await direct('health', 431, 'GET', '/healthz', large);
   await direct('ready', 431, 'GET', '/readyz', large);
 });
