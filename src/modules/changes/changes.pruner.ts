@@ -14,7 +14,12 @@ export class ChangesPruner {
   private running: Promise<void> | undefined;
 
   constructor(
-    private readonly options: { store: Store; keepDays: number; log: FastifyBaseLogger; clock?: () => number },
+    private readonly options: {
+      store: Store;
+      keepDays: number;
+      log: FastifyBaseLogger;
+      clock?: () => number;
+    },
   ) {}
 
   start(): void {
@@ -34,7 +39,8 @@ export class ChangesPruner {
   async pruneNow(): Promise<number> {
     const now = (this.options.clock ?? Date.now)();
     const dropped = await this.options.store.changes.dropBefore(now - this.options.keepDays * DAY_MS);
-    if (dropped > 0) this.options.log.info({ dropped }, 'dropped feed changes past CHATLOG_CHANGES_KEEP_DAYS');
+    if (dropped > 0)
+      this.options.log.info({ dropped }, 'dropped feed changes past CHATLOG_CHANGES_KEEP_DAYS');
     return dropped;
   }
 

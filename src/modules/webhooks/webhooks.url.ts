@@ -160,7 +160,8 @@ export async function checkEndpointUrl(
   if (addresses.length === 0) return { ok: false, reason: `${url.hostname} does not resolve` };
   for (const address of addresses) {
     const problem = addressProblem(address, url.protocol, policy);
-    if (problem) return { ok: false, reason: `${url.hostname}: ${problem}` };
+    // A name says which address it resolved to; an address speaks for itself.
+    if (problem) return { ok: false, reason: address === host ? problem : `${url.hostname}: ${problem}` };
   }
   return { ok: true, url };
 }

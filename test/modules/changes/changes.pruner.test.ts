@@ -35,7 +35,12 @@ test('changes past CHATLOG_CHANGES_KEEP_DAYS are dropped; a message stays as lon
   assert.deepEqual(await types(), ['message.created', 'contact.updated', 'message.deleted']);
 
   let now = at + 89 * DAY;
-  const pruner = new ChangesPruner({ store: t.store, keepDays: 90, log: pino({ level: 'silent' }), clock: () => now });
+  const pruner = new ChangesPruner({
+    store: t.store,
+    keepDays: 90,
+    log: pino({ level: 'silent' }),
+    clock: () => now,
+  });
   assert.equal(await pruner.pruneNow(), 0, 'kept for 90 days');
   now = at + 91 * DAY;
   assert.equal(await pruner.pruneNow(), 2);
