@@ -18,6 +18,7 @@ const NAMED: Record<string, string> = {
   'export-rss': 'bench/export-rss.ts',
   'webhook-ingest': 'bench/webhook-ingest.ts',
   'compare-answers': 'bench/compare-answers.ts',
+  'q1-busy': 'bench/q1-busy.ts',
 };
 
 const [first, ...rest] = process.argv.slice(2);

@@ -1,0 +1,544 @@
+/**
+ * `npm run bench -- q1-busy`: Q1 (one past day of the large hub, answer cache on, 32 connections, as
+ * in bench/suite.ts) while signed LINE webhooks for the same hub arrive at a steady rate, each message
+ * "now" (newer than every message of the dataset); against Q1 with no webhooks in the same run, before
+ * and after the webhook phases. The server, the webhook sender and the Q1 load each run in their own
+ * process; this process also asks for Q1 with If-None-Match every 100 ms and counts how often its
+ * ETag changed (a change: every cached answer of that day was dropped).
+ *
+ *   node --import tsx bench/q1-busy.ts --generate [--dataset NAME] [--root DIR] [--store sqlite|postgres|both]
+ *                                      [--messages N] [--contacts N] [--small-hubs N] [--seed S]
+ *   node --import tsx bench/q1-busy.ts [--dataset NAME] [--root DIR] [--store sqlite|postgres|both]
+ *                                      [--seconds S] [--rates 50,200]
+ *                                      [--orders concurrent,ordered] [--connections 32]
+ *
+ * `--root`: the checkout whose build (dist/, bin/chatlog) generates the dataset and serves it (this
+ * one unless given), so that the same bench drives an older commit's build in a git worktree.
+ * `--dataset`: the dataset's name: SQLite in bench/.data/q1-busy/NAME/sqlite, PostgreSQL in the schema
+ * chatlog_q1busy_NAME (not the suite's: an older checkout may not understand a newer schema). Its large
+ * hub has a LINE channel secret, which the suite's dataset has not.
+ */
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { lineSignature } from '../src/modules/ingest/line.signature.js';
+import type { Store } from '../src/store/store.js';
+import { readArgs } from './args.js';
+import { type DatasetSize, FULL_SIZE, LARGE_HUB, loadDataset, START_MS } from './dataset.js';
+import { ROOT, runJson, startChatlog, stop, stopAll, waitForLine } from './processes.js';
+
+const SECRET = 'chatlog-bench-q1-busy-secret-0123456789abcdef';
+const CHANNEL_SECRET = 'bench-q1-busy-channel-secret';
+const PG_URL = process.env.CHATLOG_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+/** The suite's Q1: day 400 of the dataset (2024-02-05 in Asia/Tokyo). */
+const Q1_DAY = 400;
+type StoreKind = 'sqlite' | 'postgres';
+/**
+ * How the webhooks are sent: `concurrent`, each when due whatever the answers before (as LINE does:
+ * a slow answer does not hold back the next event), so the server may store them out of timestamp
+ * order; `ordered`, one at a time, each stored after the one before it (and fewer than the rate when
+ * answers take longer than its interval).
+ */
+type Order = 'concurrent' | 'ordered';
+
+const args = readArgs(
+  'node --import tsx bench/q1-busy.ts --generate [--dataset NAME] [--root DIR] [--store sqlite|postgres|both] [--messages N] [--contacts N] [--small-hubs N] [--seed S]\n' +
+    '       node --import tsx bench/q1-busy.ts [--dataset NAME] [--root DIR] [--store sqlite|postgres|both] [--seconds S] [--rates 50,200] [--orders concurrent,ordered] [--connections N]',
+  {
+    values: [
+      'store',
+      'seconds',
+      'rates',
+      'connections',
+      'root',
+      'dataset',
+      'messages',
+      'contacts',
+      'small-hubs',
+      'seed',
+      // The webhook sender's own process (this file again): --role sender.
+      'role',
+      'url',
+      'rate',
+      'prefix',
+      'order',
+      'orders',
+    ],
+    flags: ['generate'],
+  },
+);
+
+// ---------------------------------------------------------------------------------------------
+// The webhook sender (its own process): `rate` signed webhooks a second, one message event each,
+// sent when due whatever the answers before (open loop), for `seconds`; one JSON line at the end.
+
+interface SenderResult {
+  seconds: number;
+  sent: number;
+  acknowledged: number;
+  failed: number;
+  eventsPerSecond: number;
+  p50ms: number;
+  p99ms: number;
+  /** The most requests waiting for an answer at once. */
+  maxInFlight: number;
+}
+
+async function sender(): Promise<void> {
+  const target = new URL(args.string('url') ?? '');
+  const rate = args.number('rate', 50, { min: 1 });
+  const contacts = args.number('contacts', FULL_SIZE.contacts, { min: 1, whole: true });
+  const prefix = args.string('prefix') ?? `q1busy-${Date.now()}`;
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+  const latencies: number[] = [];
+  let sent = 0;
+  let acknowledged = 0;
+  let failed = 0;
+  let inFlight = 0;
+  let maxInFlight = 0;
+  const send = (n: number) => {
+    const now = Date.now();
+    const messageId = `${prefix}-${n}`;
+    // One of the large hub's own contacts (bench/dataset.ts names them U + 'a' + 30 hex digits).
+    const userId = `Ua${(n % contacts).toString(16).padStart(30, '0')}`;
+    const raw = JSON.stringify({
+      destination: 'U00000000000000000000000000000000',
+      events: [
+        {
+          type: 'message',
+          mode: 'active',
+          timestamp: now,
+          source: { type: 'user', userId },
+          webhookEventId: messageId,
+          deliveryContext: { isRedelivery: false },
+          message: { id: messageId, type: 'text', quoteToken: 'q', text: `いま届いたメッセージ ${n} 😀` },
+        },
+      ],
+    });
+    const started = performance.now();
+    inFlight += 1;
+    maxInFlight = Math.max(maxInFlight, inFlight);
+    const done = (status: number) => {
+      inFlight -= 1;
+      latencies.push(performance.now() - started);
+      if (status === 200) acknowledged += 1;
+      else failed += 1;
+    };
+    const request = http.request(
+      {
+        host: target.hostname,
+        port: target.port,
+        path: target.pathname,
+        method: 'POST',
+        agent,
+        headers: {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(raw),
+          'x-line-signature': lineSignature(CHANNEL_SECRET, raw),
+        },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => done(res.statusCode ?? 0));
+      },
+    );
+    request.on('error', () => done(0));
+    request.end(raw);
+  };
+  const seconds = args.number('seconds', 10, { min: 0 });
+  const ordered = args.choice('order', ['concurrent', 'ordered'], 'concurrent') === 'ordered';
+  const started = performance.now();
+  await new Promise<void>((resolve) => {
+    const timer = setInterval(() => {
+      const elapsed = (performance.now() - started) / 1000;
+      const due = Math.floor(Math.min(elapsed, seconds) * rate);
+      if (ordered) {
+        // One at a time: the next only once the last is answered, so the server stores them in
+        // the order of their timestamps (and sends fall behind the rate when answers are slow).
+        if (sent < due && inFlight === 0) send(sent++);
+      } else while (sent < due) send(sent++);
+      if (elapsed >= seconds) {
+        clearInterval(timer);
+        resolve();
+      }
+    }, 2);
+  });
+  while (inFlight > 0) await new Promise((resolve) => setTimeout(resolve, 5));
+  const elapsed = (performance.now() - started) / 1000;
+  agent.destroy();
+  latencies.sort((a, b) => a - b);
+  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
+  const result: SenderResult = {
+    seconds: elapsed,
+    sent,
+    acknowledged,
+    failed,
+    eventsPerSecond: acknowledged / elapsed,
+    p50ms: at(0.5),
+    p99ms: at(0.99),
+    maxInFlight,
+  };
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The dataset, made by the build of --root.
+
+const root = path.resolve(args.string('root') ?? ROOT);
+const datasetName = args.string('dataset') ?? 'current';
+if (!/^[a-z0-9_]{1,40}$/.test(datasetName)) throw new Error('--dataset must be [a-z0-9_]{1,40}');
+const dataDir = path.join(ROOT, 'bench', '.data', 'q1-busy', datasetName);
+const pgSchema = `chatlog_q1busy_${datasetName}`;
+
+interface Manifest {
+  root: string;
+  commit: string;
+  size: DatasetSize;
+  messages: number;
+  loadSeconds: number;
+  key: string;
+}
+
+/** A module of the build in `root` (its dist/), typed as this checkout's source. */
+async function built<T>(relative: string): Promise<T> {
+  const file = path.join(root, 'dist', relative);
+  if (!fs.existsSync(file)) throw new Error(`${file} is missing: run \`npm run build\` in ${root}`);
+  return (await import(pathToFileURL(file).href)) as T;
+}
+
+async function openStore(kind: StoreKind): Promise<Store> {
+  if (kind === 'sqlite') {
+    const { SqliteStore } = await built<typeof import('../src/store/sqlite/sqlite.store.js')>(
+      'store/sqlite/sqlite.store.js',
+    );
+    return new SqliteStore({ dataDir: path.join(dataDir, 'sqlite') });
+  }
+  const { PostgresStore } = await built<typeof import('../src/store/postgres/postgres.store.js')>(
+    'store/postgres/postgres.store.js',
+  );
+  return new PostgresStore({ connectionString: PG_URL, schema: pgSchema, statementTimeoutMs: 600_000 });
+}
+
+function commitOf(dir: string): string {
+  const git = (...gitArgs: string[]) =>
+    (spawnSync('git', ['-C', dir, ...gitArgs], { encoding: 'utf8' }).stdout ?? '').trim();
+  const dirty = git('status', '--porcelain', '--untracked-files=no', '--', 'src');
+  return `${git('rev-parse', '--short', 'HEAD')}${dirty ? ' (src/ with uncommitted changes)' : ''}`;
+}
+
+async function generate(kind: StoreKind, size: DatasetSize): Promise<void> {
+  console.log(
+    `generating the ${kind} dataset "${datasetName}" with the build in ${root}: ${size.messages.toLocaleString('en-US')} messages in the large hub...`,
+  );
+  if (kind === 'sqlite') fs.rmSync(path.join(dataDir, 'sqlite'), { recursive: true, force: true });
+  const store = await openStore(kind);
+  try {
+    if (kind === 'postgres') await (store as unknown as { dropSchema(): Promise<void> }).dropSchema();
+  } finally {
+    await store.close();
+  }
+  const fresh = await openStore(kind);
+  try {
+    await fresh.migrate();
+    const { createSecretBox } = await built<typeof import('../src/lib/secrets.js')>('lib/secrets.js');
+    const { HubService } = await built<typeof import('../src/modules/hubs/hubs.usecases.js')>(
+      'modules/hubs/hubs.usecases.js',
+    );
+    const { KeyService } = await built<typeof import('../src/modules/keys/keys.usecases.js')>(
+      'modules/keys/keys.usecases.js',
+    );
+    const secrets = createSecretBox(SECRET);
+    const hubs = new HubService(fresh, secrets);
+    const loaded = await loadDataset(
+      fresh,
+      async (hubId) => {
+        await hubs.add(
+          hubId,
+          hubId === LARGE_HUB
+            ? { timeZone: 'Asia/Tokyo', lineChannelSecret: CHANNEL_SECRET }
+            : { timeZone: 'Asia/Tokyo' },
+        );
+      },
+      size,
+      (line) => console.log(line),
+    );
+    if (kind === 'postgres') await (fresh as unknown as { analyze(): Promise<void> }).analyze();
+    const { key } = await new KeyService(fresh, secrets).issue(LARGE_HUB, 'read', 'bench q1-busy');
+    const manifest: Manifest = {
+      root,
+      commit: commitOf(root),
+      size,
+      messages: loaded.messages,
+      loadSeconds: loaded.seconds,
+      key,
+    };
+    fs.mkdirSync(dataDir, { recursive: true });
+    fs.writeFileSync(path.join(dataDir, `${kind}.json`), `${JSON.stringify(manifest, null, 2)}\n`);
+    console.log(
+      `loaded ${loaded.messages.toLocaleString('en-US')} messages in ${loaded.seconds.toFixed(1)} s`,
+    );
+  } finally {
+    await fresh.close();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The measurement.
+
+interface RpsResult {
+  requestsPerSecond: number;
+  requests: number;
+  p50ms: number;
+  p99ms: number;
+  errors: number;
+  non2xx: number;
+}
+
+interface Phase {
+  name: string;
+  rate: number;
+  order: Order | null;
+  q1: RpsResult;
+  webhooks: SenderResult | null;
+  /** Q1's ETag as seen every 100 ms during the phase: polls, and how many found it changed. */
+  polls: number;
+  etagChanges: number;
+}
+
+const day = (offset: number) =>
+  new Date(START_MS + 9 * 3_600_000 + offset * 86_400_000).toISOString().slice(0, 10);
+
+function serverEnv(kind: StoreKind): Record<string, string | undefined> {
+  return kind === 'sqlite'
+    ? {
+        CHATLOG_SECRET: SECRET,
+        LOG_LEVEL: 'warn',
+        CHATLOG_DATA_DIR: path.join(dataDir, 'sqlite'),
+        DATABASE_URL: undefined,
+      }
+    : { CHATLOG_SECRET: SECRET, LOG_LEVEL: 'warn', DATABASE_URL: PG_URL, CHATLOG_PG_SCHEMA: pgSchema };
+}
+
+/** GET with If-None-Match: the status and the answer's ETag. */
+function conditionalGet(
+  url: string,
+  agent: http.Agent,
+  etag: string | undefined,
+): Promise<{ status: number; etag: string | undefined; body: Buffer }> {
+  return new Promise((resolve) => {
+    http
+      .get(url, { agent, headers: etag ? { 'if-none-match': etag } : {} }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            etag: typeof res.headers.etag === 'string' ? res.headers.etag : undefined,
+            body: Buffer.concat(chunks),
+          }),
+        );
+        res.on('error', () => resolve({ status: 0, etag: undefined, body: Buffer.alloc(0) }));
+      })
+      .on('error', () => resolve({ status: 0, etag: undefined, body: Buffer.alloc(0) }));
+  });
+}
+
+/** Asks for `url` with its last ETag every 100 ms until stopped: polls and changes seen. */
+function watchEtag(url: string, first: string | undefined) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  let etag = first;
+  let polls = 0;
+  let changes = 0;
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      const answer = await conditionalGet(url, agent, etag);
+      polls += 1;
+      if (answer.status === 200 && answer.etag !== etag) {
+        changes += 1;
+        etag = answer.etag;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  })();
+  return async () => {
+    running = false;
+    await loop;
+    agent.destroy();
+    return { polls, changes, etag };
+  };
+}
+
+function spawnSender(
+  url: string,
+  rate: number,
+  order: Order,
+  seconds: number,
+  contacts: number,
+): ChildProcess {
+  return spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      path.join(ROOT, 'bench', 'q1-busy.ts'),
+      '--role',
+      'sender',
+      '--url',
+      url,
+      '--rate',
+      String(rate),
+      '--order',
+      order,
+      '--seconds',
+      String(seconds),
+      '--contacts',
+      String(contacts),
+      '--prefix',
+      `q1busy-${Date.now()}-${rate}`,
+    ],
+    { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+}
+
+async function measure(
+  kind: StoreKind,
+  seconds: number,
+  rates: number[],
+  orders: Order[],
+  connections: number,
+) {
+  const manifestFile = path.join(dataDir, `${kind}.json`);
+  if (!fs.existsSync(manifestFile)) {
+    throw new Error(
+      `no ${kind} dataset "${datasetName}": run \`npm run bench -- q1-busy --generate --dataset ${datasetName}${args.string('root') ? ` --root ${root}` : ''}\` first`,
+    );
+  }
+  const manifest = JSON.parse(fs.readFileSync(manifestFile, 'utf8')) as Manifest;
+  const server = await startChatlog(serverEnv(kind), { root });
+  const phases: Phase[] = [];
+  try {
+    const q1Url = `${server.base}/api/line/${LARGE_HUB}/messages?apikey=${manifest.key}&from=${day(Q1_DAY)}&to=${day(Q1_DAY)}`;
+    const warmAgent = new http.Agent({ keepAlive: true });
+    let first = await conditionalGet(q1Url, warmAgent, undefined);
+    for (let i = 0; i < 50 && first.status !== 200; i++)
+      first = await conditionalGet(q1Url, warmAgent, undefined);
+    warmAgent.destroy();
+    if (first.status !== 200)
+      throw new Error(`Q1 answered ${first.status}: ${first.body.toString().slice(0, 200)}`);
+    const contactsOfDay = JSON.parse(first.body.toString('utf8')) as Array<{ messages: unknown[] }>;
+    const q1Messages = contactsOfDay.reduce((n, c) => n + c.messages.length, 0);
+    const webhookUrl = `${server.base}/webhooks/line/${LARGE_HUB}`;
+
+    const phase = async (name: string, rate: number, order: Order | null) => {
+      const senderChild = order
+        ? spawnSender(webhookUrl, rate, order, seconds + 2, manifest.size.contacts)
+        : null;
+      const senderResult = senderChild
+        ? waitForLine(senderChild, 'stdout', /^(\{.*\})\n/m).then(
+            (match) => JSON.parse(match[1] ?? '{}') as SenderResult,
+          )
+        : Promise.resolve(null);
+      senderResult.catch(() => undefined);
+      // A second of webhooks before Q1's load starts, so that it meets them at their rate.
+      if (senderChild) await new Promise((resolve) => setTimeout(resolve, 1000));
+      const currentAgent = new http.Agent();
+      const current = await conditionalGet(q1Url, currentAgent, undefined);
+      currentAgent.destroy();
+      const stopWatching = watchEtag(q1Url, current.etag);
+      const q1 = await runJson<RpsResult>('load.ts', ['rps', q1Url, String(connections), String(seconds)]);
+      const watched = await stopWatching();
+      const webhooks = await senderResult;
+      if (senderChild) await stop(senderChild);
+      const result: Phase = {
+        name,
+        rate,
+        order,
+        q1,
+        webhooks,
+        polls: watched.polls,
+        etagChanges: watched.changes,
+      };
+      phases.push(result);
+      console.log(
+        `  ${name}: Q1 ${Math.round(q1.requestsPerSecond)} requests/s, p99 ${q1.p99ms} ms, ` +
+          `${q1.errors} errors, ${q1.non2xx} non-2xx; ETag changed ${watched.changes} times in ${watched.polls} polls` +
+          (webhooks
+            ? `; webhooks ${webhooks.eventsPerSecond.toFixed(1)}/s acknowledged (${webhooks.failed} failed), p99 ${webhooks.p99ms.toFixed(1)} ms`
+            : ''),
+      );
+    };
+    await phase('Q1 alone', 0, null);
+    for (const rate of rates) {
+      for (const order of orders) {
+        const how = order === 'concurrent' ? 'sent when due (concurrent)' : 'one at a time';
+        await phase(`Q1 with ${rate} webhooks/s, ${how}`, rate, order);
+      }
+    }
+    await phase('Q1 alone, again', 0, null);
+    return { manifest, q1Messages, phases, server: root, commit: commitOf(root) };
+  } finally {
+    await stop(server.child).catch(() => undefined);
+    await stopAll();
+  }
+}
+
+function table(kind: StoreKind, result: Awaited<ReturnType<typeof measure>>): string {
+  const base = result.phases[0];
+  const lines = [
+    `### ${kind}: ${result.commit} (${result.server}), Q1 = ${day(Q1_DAY)}, ${result.q1Messages} messages, of ${result.manifest.size.messages.toLocaleString('en-US')} in the large hub`,
+    '',
+    '| phase | Q1 requests/s | ratio | Q1 p50 (ms) | Q1 p99 (ms) | ratio | Q1 errors + non-2xx | Q1 ETag changes / polls | webhooks acknowledged/s | webhook p99 (ms) |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const p of result.phases) {
+    lines.push(
+      `| ${p.name} | ${Math.round(p.q1.requestsPerSecond)} | ${base ? (p.q1.requestsPerSecond / base.q1.requestsPerSecond).toFixed(2) : ''} | ${p.q1.p50ms} | ${p.q1.p99ms} | ${base ? (p.q1.p99ms / Math.max(1, base.q1.p99ms)).toFixed(2) : ''} | ${p.q1.errors + p.q1.non2xx} | ${p.etagChanges} / ${p.polls} | ${p.webhooks ? `${p.webhooks.eventsPerSecond.toFixed(1)}${p.webhooks.failed ? ` (${p.webhooks.failed} failed)` : ''}` : ''} | ${p.webhooks ? p.webhooks.p99ms.toFixed(1) : ''} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+// ---------------------------------------------------------------------------------------------
+
+if (args.string('role') === 'sender') {
+  await sender();
+} else {
+  const store = args.choice('store', ['sqlite', 'postgres', 'both'], 'both');
+  const stores: StoreKind[] = store === 'both' ? ['sqlite', 'postgres'] : [store];
+  if (args.flag('generate')) {
+    const whole = { min: 0, whole: true };
+    const size: DatasetSize = {
+      messages: args.number('messages', FULL_SIZE.messages, whole),
+      contacts: args.number('contacts', FULL_SIZE.contacts, { min: 1, whole: true }),
+      smallHubs: args.number('small-hubs', FULL_SIZE.smallHubs, whole),
+      seed: args.number('seed', FULL_SIZE.seed, { whole: true }),
+    };
+    for (const kind of stores) await generate(kind, size);
+  } else {
+    const seconds = args.number('seconds', 10, { min: 1 });
+    const connections = args.number('connections', 32, { min: 1, whole: true });
+    const orders = (args.string('orders') ?? 'concurrent,ordered').split(',').map((text) => {
+      if (text !== 'concurrent' && text !== 'ordered')
+        throw new Error(`--orders must be concurrent and/or ordered, got "${text}"`);
+      return text as Order;
+    });
+    const rates = (args.string('rates') ?? '50,200').split(',').map((text) => {
+      const rate = Number(text);
+      if (!Number.isFinite(rate) || rate <= 0)
+        throw new Error(`--rates must be positive numbers, got "${text}"`);
+      return rate;
+    });
+    for (const kind of stores) {
+      console.log(`\n== ${kind}: the build in ${root}, dataset "${datasetName}"`);
+      const result = await measure(kind, seconds, rates, orders, connections);
+      const text = table(kind, result);
+      console.log(`\n${text}\n`);
+      console.log(
+        JSON.stringify({ store: kind, root, dataset: datasetName, seconds, connections, ...result }),
+      );
+    }
+  }
+}
