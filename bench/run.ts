@@ -8,6 +8,10 @@
  *   npm run bench -- webhook-ingest [--events-per-request N]   durable webhook events/s on SQLite
  *   npm run bench -- compare-answers --before DIR --after DIR [--store sqlite|postgres|both]
  *                                   the same requests and exports to two checkouts, compared byte for byte
+ *   npm run bench -- feed [--store sqlite|postgres|both] [--rounds 2] [--rate 200] [--seconds 10]
+ *                         [--deliveries 20000] [--load-seconds 5] [--parts 1,2,3]
+ *                                   the change feed and outgoing webhooks (issue 16): catch-up vs Q3,
+ *                                   wake-up latency, delivery throughput, Q5 while deliveries run
  */
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
@@ -19,6 +23,7 @@ const NAMED: Record<string, string> = {
   'webhook-ingest': 'bench/webhook-ingest.ts',
   'compare-answers': 'bench/compare-answers.ts',
   'q1-busy': 'bench/q1-busy.ts',
+  feed: 'bench/feed.ts',
 };
 
 const [first, ...rest] = process.argv.slice(2);

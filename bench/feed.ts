@@ -1,0 +1,345 @@
+/**
+ * `npm run bench -- feed`: issue 16's goals for the change feed (CONTRACT §9) and outgoing webhooks
+ * (§10), on SQLite and PostgreSQL, each figure next to a baseline measured in the same run against
+ * the same server. `chatlog serve` (one worker, CHATLOG_WEBHOOK_ALLOW_PRIVATE=true), the webhook
+ * receiver (bench/feed-receiver.ts) and every client or load (bench/feed-client.ts, load.ts,
+ * webhook-load.ts) each run in their own process.
+ *
+ *   node --import tsx bench/feed.ts [--store sqlite|postgres|both] [--rounds 2] [--rate 200]
+ *       [--seconds 10] [--deliveries 20000] [--load-seconds 5] [--parts 1,2,3]
+ *
+ * 1. Catch-up: GET /changes?limit=1000 from no cursor to hasMore=false on the large hub of the
+ *    suite's dataset (`npm run bench -- --generate`), changes/s; baseline Q3, the whole-hub export
+ *    (GET /messages with no range, load.ts `download` as the suite runs it), messages/s. Goal ≥ 0.8.
+ * 2. Wake-up: signed LINE webhooks of one message event at --rate/s for --seconds to a small hub
+ *    with one endpoint, while a follower long-polls GET /changes?wait=30: from each webhook's 200
+ *    to (a) the long-poll answer carrying it, (b) its delivery's arrival at the receiver; p50 and
+ *    p99 (goal p99 < 100 ms), next to the webhooks' own round trip in the same run.
+ * 3. Delivery throughput: one endpoint added, then --deliveries messages ingested (batches of
+ *    1000); deliveries/s until all arrived (goal ≥ 2,000/s on SQLite). And Q5 (32 signed senders,
+ *    one event per request) while such deliveries run, against Q5 alone before and after (goal:
+ *    at most 10% slower).
+ */
+import path from 'node:path';
+import { createSecretBox } from '../src/lib/secrets.js';
+import { HubService } from '../src/modules/hubs/hubs.usecases.js';
+import { KeyService } from '../src/modules/keys/keys.usecases.js';
+import { readArgs } from './args.js';
+import { LARGE_HUB } from './dataset.js';
+import {
+  analyzeChangeLog,
+  type DeliveryRound,
+  type Manifest,
+  openStore,
+  percentile,
+  readManifest,
+  receiverStats,
+  type StoreKind,
+  serverEnv,
+  waitUntil,
+} from './feed-common.js';
+import { cpuSeconds } from './proc.js';
+import { runJson, runWebhookLoad, startBaseline, startChatlog, stop, stopAll } from './processes.js';
+
+const SECRET = 'chatlog-bench-suite-secret-0123456789abcdef';
+const CHANNEL_SECRET = 'bench-feed-channel-secret';
+
+const args = readArgs(
+  'node --import tsx bench/feed.ts [--store sqlite|postgres|both] [--rounds 2] [--rate 200] [--seconds 10] [--deliveries 20000] [--load-seconds 5] [--parts 1,2,3]',
+  { values: ['parts', 'store', 'rounds', 'rate', 'seconds', 'deliveries', 'load-seconds'] },
+);
+const rounds = args.number('rounds', 2, { min: 1, max: 10, whole: true });
+const rate = args.number('rate', 200, { min: 1, max: 5000 });
+const seconds = args.number('seconds', 10, { min: 1 });
+const deliveries = args.number('deliveries', 20_000, { min: 1000, whole: true });
+const loadSeconds = args.number('load-seconds', 5, { min: 1 });
+const parts = new Set(
+  (args.string('parts') ?? '1,2,3').split(',').map((part) => {
+    if (!['1', '2', '3'].includes(part.trim()))
+      throw new Error(`--parts is a list of 1, 2 and 3, got "${part}"`);
+    return Number(part);
+  }),
+);
+
+interface Hubs {
+  latency: string;
+  delivery: string;
+  q5: string;
+  latencyAdmin: string;
+  latencyRead: string;
+  deliveryAdmin: string;
+  deliveryIngest: string;
+}
+
+/** Brings the dataset's schema up to date, removes endpoints an interrupted run left, adds this run's hubs. */
+async function prepare(kind: StoreKind): Promise<Hubs> {
+  const store = openStore(kind);
+  try {
+    const started = performance.now();
+    await store.migrate();
+    console.log(`schema up to date in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    const analyzed = await analyzeChangeLog(kind);
+    if (analyzed !== undefined) console.log(`ANALYZE of the change log's tables: ${analyzed.toFixed(1)} s`);
+    for (const endpoint of await store.webhooks.live()) {
+      await store.webhooks.remove(endpoint.hubId, endpoint.id, Date.now());
+    }
+    const secrets = createSecretBox(SECRET);
+    const hubService = new HubService(store, secrets);
+    const keys = new KeyService(store, secrets);
+    const stamp = String(Date.now() % 1e9).padStart(9, '0');
+    const ids = { latency: `91${stamp}`, delivery: `92${stamp}`, q5: `93${stamp}` };
+    await hubService.add(ids.latency, { lineChannelSecret: CHANNEL_SECRET });
+    await hubService.add(ids.delivery, {});
+    await hubService.add(ids.q5, { lineChannelSecret: CHANNEL_SECRET });
+    const key = async (hubId: string, scope: 'read' | 'ingest' | 'admin') =>
+      (await keys.issue(hubId, scope, 'bench feed')).key;
+    return {
+      ...ids,
+      latencyAdmin: await key(ids.latency, 'admin'),
+      latencyRead: await key(ids.latency, 'read'),
+      deliveryAdmin: await key(ids.delivery, 'admin'),
+      deliveryIngest: await key(ids.delivery, 'ingest'),
+    };
+  } finally {
+    await store.close();
+  }
+}
+
+/** POST /api/line/:hubId/webhooks with an admin key: the endpoint's id and secret. */
+async function addEndpoint(base: string, hubId: string, adminKey: string, url: string) {
+  const response = await fetch(`${base}/api/line/${hubId}/webhooks`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ url }),
+  });
+  if (response.status !== 201)
+    throw new Error(`adding the endpoint: ${response.status} ${await response.text()}`);
+  return (await response.json()) as { id: string; secret: string };
+}
+
+async function removeEndpoint(base: string, hubId: string, adminKey: string, id: string): Promise<void> {
+  const response = await fetch(`${base}/api/line/${hubId}/webhooks/${id}`, {
+    method: 'DELETE',
+    headers: { authorization: `Bearer ${adminKey}` },
+  });
+  if (response.status !== 204) throw new Error(`removing the endpoint: ${response.status}`);
+}
+
+const fmt = (value: number, digits = 1) =>
+  Math.abs(value) >= 100 ? Math.round(value).toLocaleString('en-US') : value.toFixed(digits);
+
+async function run(kind: StoreKind, manifest: Manifest): Promise<string[]> {
+  const hubs = await prepare(kind);
+  const out: string[] = [];
+  const say = (line: string) => {
+    console.log(line);
+    out.push(line);
+  };
+  const { base, pid } = await startChatlog({
+    ...serverEnv(kind, SECRET),
+    CHATLOG_WEBHOOK_ALLOW_PRIVATE: 'true',
+  });
+  try {
+    if (parts.has(1)) {
+      // 1. Catch-up against the whole-hub export, alternating, on the same server.
+      const largeCount = manifest.size.messages;
+      const key = manifest.key;
+      say(`\n### ${kind}: 1. feed catch-up from no cursor, ${largeCount.toLocaleString('en-US')} messages\n`);
+      say(
+        '| round | Q3 export: messages/s | catch-up: changes/s | pages | ratio (goal ≥ 0.8) | server CPU s, Q3 / catch-up |',
+      );
+      say('|---|---:|---:|---:|---:|---|');
+      const notes: string[] = [];
+      for (let round = 1; round <= rounds; round++) {
+        let cpu = cpuSeconds(pid);
+        const q3 = await runJson<{ status: number; bytes: number; seconds: number }>('load.ts', [
+          'download',
+          `${base}/api/line/${LARGE_HUB}/messages?apikey=${key}`,
+        ]);
+        const q3Cpu = cpuSeconds(pid) - cpu;
+        cpu = cpuSeconds(pid);
+        const feed = await runJson<{ changes: number; created: number; pages: number; seconds: number }>(
+          'feed-client.ts',
+          ['catchup', `${base}/api/line/${LARGE_HUB}/changes?apikey=${key}`],
+        );
+        const feedCpu = cpuSeconds(pid) - cpu;
+        if (q3.status !== 200) throw new Error(`Q3 answered ${q3.status}`);
+        if (feed.created !== largeCount) {
+          say(`(the feed had ${feed.created} message.created, the hub ${largeCount} messages)`);
+        }
+        if (round === 1) {
+          notes.push(
+            `The large hub's feed: ${feed.changes.toLocaleString('en-US')} changes, ${feed.created.toLocaleString('en-US')} of them message.created (the rest contact.updated, one per contact the dataset named); changes/s counts them all, messages/s the 2,000,000 messages.`,
+          );
+        }
+        const q3Rate = largeCount / q3.seconds;
+        const feedRate = feed.changes / feed.seconds;
+        say(
+          `| ${round} | ${fmt(q3Rate)} (${q3.seconds.toFixed(1)} s) | ${fmt(feedRate)} (${feed.seconds.toFixed(1)} s) | ${feed.pages} | ${(feedRate / q3Rate).toFixed(2)} | ${q3Cpu.toFixed(1)} / ${feedCpu.toFixed(1)} |`,
+        );
+      }
+
+      for (const note of notes) say(`\n${note}`);
+    }
+
+    const receiver = await startBaseline('feed-receiver.ts', []);
+    // 2. Wake-up latency at --rate events/s.
+    if (parts.has(2)) {
+      const endpoint = await addEndpoint(base, hubs.latency, hubs.latencyAdmin, `${receiver.base}/hooks`);
+      await fetch(`${receiver.base}/secret`, { method: 'PUT', body: endpoint.secret });
+      const follower = await startBaseline('feed-client.ts', [
+        'follow',
+        `${base}/api/line/${hubs.latency}/changes?apikey=${hubs.latencyRead}`,
+      ]);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const paced = await runJson<{
+        sent: number;
+        ok: number;
+        failed: number;
+        late: number;
+        seconds: number;
+        roundTrips: number[];
+        okAt: Record<string, number>;
+      }>('feed-client.ts', [
+        'paced',
+        `${base}/webhooks/line/${hubs.latency}`,
+        CHANNEL_SECRET,
+        String(rate),
+        String(seconds),
+        `wake-${kind}`,
+      ]);
+      type Seen = { changes: number; times: Record<string, number> };
+      await waitUntil(async () => (await receiverStats(receiver.base)).verified >= paced.ok, 30_000);
+      await waitUntil(
+        async () => (await receiverStats<Seen>(follower.base, '?times=1')).changes >= paced.ok,
+        30_000,
+      );
+      const polled = await receiverStats<Seen>(follower.base, '?times=1');
+      const delivered = await receiverStats<{ failed: number; times: Record<string, number> }>(
+        receiver.base,
+        '?times=1',
+      );
+      await removeEndpoint(base, hubs.latency, hubs.latencyAdmin, endpoint.id);
+      await stop(follower.child);
+      const toFeed: number[] = [];
+      const toReceiver: number[] = [];
+      for (const [id, at] of Object.entries(paced.okAt)) {
+        const feedAt = polled.times[id];
+        const receiverAt = delivered.times[id];
+        if (feedAt !== undefined) toFeed.push(feedAt - at);
+        if (receiverAt !== undefined) toReceiver.push(receiverAt - at);
+      }
+      const rttP99 = percentile(paced.roundTrips, 0.99);
+      say(
+        `\n### ${kind}: 2. wake-up at ${rate} events/s for ${seconds} s (${paced.ok} of ${paced.sent} answered 200, ${paced.late} sent over 5 ms late; ${toFeed.length} seen by the long poll, ${toReceiver.length} delivered, ${delivered.failed} not verified)\n`,
+      );
+      say(
+        "| from the webhook's 200 to | p50 ms | p99 ms | max ms | p99 ratio to the webhook's round-trip p99 |",
+      );
+      say('|---|---:|---:|---:|---:|');
+      say(
+        `| (baseline) the webhook's own round trip, send to 200 | ${fmt(percentile(paced.roundTrips, 0.5))} | ${fmt(rttP99)} | ${fmt(paced.roundTrips.at(-1) ?? 0)} | 1.00 |`,
+      );
+      for (const [name, values] of [
+        ['(a) the long-poll answer carrying it', toFeed],
+        ['(b) its delivery at the receiver', toReceiver],
+      ] as const) {
+        const p99 = percentile(values, 0.99);
+        say(
+          `| ${name} | ${fmt(percentile(values, 0.5))} | ${fmt(p99)} ${p99 < 100 ? '(goal met)' : '(GOAL MISSED)'} | ${fmt(Math.max(...values))} | ${(p99 / rttP99).toFixed(2)} |`,
+        );
+      }
+    }
+
+    // 3. Delivery throughput, and Q5 while deliveries run.
+    if (parts.has(3)) {
+      await fetch(`${receiver.base}/reset`, { method: 'POST' });
+      const sink = await addEndpoint(base, hubs.delivery, hubs.deliveryAdmin, `${receiver.base}/hooks`);
+      await fetch(`${receiver.base}/secret`, { method: 'PUT', body: sink.secret });
+      const q5 = async (label: string) =>
+        (
+          await runWebhookLoad<{ eventsPerSecond: number; failed: number }>(
+            `${base}/webhooks/line/${hubs.q5}`,
+            CHANNEL_SECRET,
+            {
+              concurrency: 32,
+              seconds: loadSeconds,
+              perRequest: 1,
+              prefix: `q5-${kind}-${label}-${Date.now()}`,
+            },
+          )
+        ).eventsPerSecond;
+      const deliver = async (label: string, during?: () => Promise<number>): Promise<DeliveryRound> => {
+        await fetch(`${receiver.base}/reset`, { method: 'POST' });
+        const cpu = cpuSeconds(pid);
+        const ingest = await runJson<{ startedAt: number; endedAt: number; failed: number }>(
+          'feed-client.ts',
+          [
+            'ingest',
+            `${base}/ingest/line/${hubs.delivery}/messages`,
+            hubs.deliveryIngest,
+            String(deliveries),
+            '1000',
+            `${label}-${Date.now()}`,
+          ],
+        );
+        const atIngestEnd = (await receiverStats(receiver.base)).verified;
+        const q5During = during ? await during() : undefined;
+        const afterLoad = (await receiverStats(receiver.base)).verified;
+        await waitUntil(
+          async () => (await receiverStats(receiver.base)).verified >= deliveries,
+          60_000 + deliveries * 10,
+        );
+        const stats = await receiverStats(receiver.base);
+        return {
+          ingestSeconds: (ingest.endedAt - ingest.startedAt) / 1000,
+          endToEnd: deliveries / ((stats.lastAt - ingest.startedAt) / 1000),
+          firstToLast: (deliveries - 1) / ((stats.lastAt - stats.firstAt) / 1000),
+          atIngestEnd,
+          afterLoad,
+          failed: stats.failed + ingest.failed,
+          serverCpu: cpuSeconds(pid) - cpu,
+          q5During,
+        };
+      };
+      const q5Before = await q5('before');
+      const alone = await deliver('alone');
+      const withLoad = await deliver('with-q5', () => q5('during'));
+      const q5After = await q5('after');
+      await removeEndpoint(base, hubs.delivery, hubs.deliveryAdmin, sink.id);
+      say(
+        `\n### ${kind}: 3. delivery throughput, ${deliveries.toLocaleString('en-US')} changes (ingested in batches of 1000 after the endpoint was added), receiver answering 204\n`,
+      );
+      say(
+        '| round | ingest s | deliveries/s, from the first ingest request to the last arrival | deliveries/s, first to last arrival | delivered when the ingest ended | server CPU s | not verified |',
+      );
+      say('|---|---:|---:|---:|---:|---:|---:|');
+      for (const [name, r] of [
+        ['alone', alone],
+        ['with Q5 running', withLoad],
+      ] as const) {
+        say(
+          `| ${name} | ${r.ingestSeconds.toFixed(1)} | ${fmt(r.endToEnd)} ${r.endToEnd >= 2000 ? '(goal met)' : '(GOAL MISSED)'} | ${fmt(r.firstToLast)} | ${r.atIngestEnd} | ${r.serverCpu.toFixed(1)} | ${r.failed} |`,
+        );
+      }
+      const without = (q5Before + q5After) / 2;
+      const during = withLoad.q5During ?? 0;
+      say(
+        `\nQ5 (32 signed senders, 1 event per request, ${loadSeconds} s): alone ${fmt(q5Before)} before and ${fmt(q5After)} after; while deliveries ran ${fmt(during)} events/s (deliveries had reached ${withLoad.afterLoad} of ${deliveries} when it ended, so they ran ${withLoad.afterLoad < deliveries ? 'throughout' : 'NOT throughout'}). Ratio ${(during / without).toFixed(2)} to the mean alone (goal ≥ 0.90: ${during / without >= 0.9 ? 'met' : 'MISSED'}).`,
+      );
+    }
+  } finally {
+    await stopAll();
+  }
+  return out;
+}
+
+const store = args.choice('store', ['sqlite', 'postgres', 'both'], 'both');
+const stores: StoreKind[] = store === 'both' ? ['sqlite', 'postgres'] : [store];
+const all: string[] = [];
+for (const kind of stores) {
+  console.log(`\n== ${kind}`);
+  all.push(...(await run(kind, readManifest(kind))), '');
+}
+console.log(`\n== summary (${path.basename(process.argv[1] ?? 'feed.ts')}, ${new Date().toISOString()})\n`);
+console.log(all.join('\n'));
