@@ -180,6 +180,9 @@ test('answer versions: appended messages leave earlier ranges as they were; anyt
   await t.store.messages.ingest('7', [op('b', day(3) + 3_600_000)], 0);
   assert.equal(await version(day(2)), januaryFirst);
   assert.notEqual(await version(), whole);
+  // A message a little out of order (concurrent webhooks) but after the floor is still an append.
+  await t.store.messages.ingest('7', [op('b0', day(3) + 1_000)], 0);
+  assert.equal(await version(day(2)), januaryFirst);
   // A range that reaches the new message changes.
   assert.notEqual(await version(day(4)), await version(day(2)));
   // An older message than the newest is a change of history: every range changes.

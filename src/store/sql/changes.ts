@@ -33,6 +33,8 @@ export function assignedMessageId(sourceId: string, attempt = 0): string {
 
 /** An append a day past the floor starts a new epoch there (see schema.ts migration 6). */
 export const APPEND_EPOCH_MS = 24 * 60 * 60 * 1000;
+/** How far below the newest a new epoch's floor is set, for messages still on their way. */
+const APPEND_EPOCH_SLACK_MS = 5 * 60 * 1000;
 
 interface HeldHub {
   lastSeq: number;
@@ -104,19 +106,29 @@ export class FeedClock {
     return hub.lastSeq;
   }
 
-  /** A message was stored: an append when it is not older than the newest, else a change of history. */
+  /**
+   * A message was stored. It leaves every range ending at or before the floor as it was when its
+   * createdAt is at or after the floor (messages that arrive a little out of order, as concurrent
+   * webhooks do, included), or after the newest when there is no floor yet: an append. Anything
+   * older is a change of history. Once the newest is a day past the floor, a new epoch moves the
+   * floor up to a little before it (lower is always safe: it only keeps fewer ranges stable).
+   */
   stored(hubId: string, createdAt: number): void {
     const hub = this.hub(hubId);
     hub.touched = true;
-    if (hub.maxCreatedAt === null || createdAt >= hub.maxCreatedAt) {
-      hub.maxCreatedAt = createdAt;
-      if (hub.appendFloor === null) hub.appendFloor = createdAt;
-      else if (createdAt - hub.appendFloor > APPEND_EPOCH_MS) {
-        hub.appendEpoch += 1;
-        hub.appendFloor = createdAt;
-      }
-    } else {
+    const append =
+      hub.appendFloor !== null
+        ? createdAt >= hub.appendFloor
+        : hub.maxCreatedAt === null || createdAt >= hub.maxCreatedAt;
+    if (!append) {
       this.changedHistory(hubId);
+      return;
+    }
+    hub.maxCreatedAt = hub.maxCreatedAt === null ? createdAt : Math.max(hub.maxCreatedAt, createdAt);
+    if (hub.appendFloor === null) hub.appendFloor = createdAt;
+    else if (createdAt - hub.appendFloor > APPEND_EPOCH_MS) {
+      hub.appendEpoch += 1;
+      hub.appendFloor = createdAt - APPEND_EPOCH_SLACK_MS;
     }
   }
 
