@@ -387,7 +387,7 @@ export interface Store {
     due(before: number): Promise<string[]>;
     /** The earliest pending attempt of the endpoint, or undefined. */
     nextDue(endpointId: string): Promise<number | undefined>;
-    /** The endpoint's most recently changed deliveries, newest first. */
+    /** The endpoint's deliveries of the newest changes, newest first. */
     recent(endpointId: string, limit: number): Promise<DeliveryRecord[]>;
   };
 

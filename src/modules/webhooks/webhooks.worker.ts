@@ -28,17 +28,17 @@ import type { Resolve, UrlPolicy } from './webhooks.url.js';
 
 /** Attempts one endpoint's loop makes at once. */
 const IN_FLIGHT_PER_ENDPOINT = 32;
-/**
- * Deliveries one endpoint's loop leases at a time: two rounds of attempts, so the whole batch ends
- * within two attempt timeouts, well inside its lease (a batch that outlived its lease would be
- * taken and sent again by another node while this one still sends it).
- */
-const BATCH = 2 * IN_FLIGHT_PER_ENDPOINT;
-const ROUNDS = Math.ceil(BATCH / IN_FLIGHT_PER_ENDPOINT);
+/** Free slots that make the loop lease again (and store the outcomes so far) before all are free. */
+const REFILL_AT = 8;
+/** An attempt's outcome is stored this soon after it ends, at most (with the outcomes of others). */
+const SETTLE_WITHIN_MS = 250;
 /** Changes turned into deliveries per dispatch transaction. */
 const DISPATCH_MAX = 1000;
 const SWEEP_MS = 2_000;
-/** A lease outlasts a batch's attempts by this much (the time to store their outcomes). */
+/**
+ * A lease outlasts its attempt by this much (the time to store the outcome): a delivery is leased
+ * only when it can be sent at once, so no other node takes one still being sent.
+ */
 const LEASE_MARGIN_MS = 10_000;
 
 export interface WebhookWorkerOptions {
@@ -159,26 +159,66 @@ export class WebhookWorker {
       });
   }
 
+  /**
+   * One endpoint's loop: keeps up to IN_FLIGHT_PER_ENDPOINT attempts going, leasing more as slots
+   * free up (each leased delivery is sent at once, so one attempt's timeout bounds how long it is
+   * held), and stores the outcomes that came in each time it leases again. Ends when nothing is due
+   * and nothing is in flight, or at a 410.
+   */
   private async runEndpoint(endpointId: string): Promise<void> {
     const { store } = this.options;
-    const leaseMs = ROUNDS * this.options.timeoutMs + LEASE_MARGIN_MS;
-    while (!this.stopped) {
-      const endpoint = await store.webhooks.get(endpointId);
-      if (!endpoint || endpoint.disabledAt !== null) return;
-      const now = this.clock();
-      const leased = await store.webhooks.lease(endpointId, now, now + leaseMs, BATCH);
-      if (leased.length === 0) {
-        this.sleepUntilDue(endpointId);
-        return;
+    const endpoint = await store.webhooks.get(endpointId);
+    if (!endpoint || endpoint.disabledAt !== null) return;
+    const secret = this.options.secrets.decrypt(endpoint.secretEncrypted);
+    const leaseMs = this.options.timeoutMs + LEASE_MARGIN_MS;
+    const settled: DeliverySettlement[] = [];
+    let inFlight = 0;
+    let gone = false;
+    let wake: (() => void) | undefined;
+    const flush = async () => {
+      if (settled.length > 0) await store.webhooks.settle(settled.splice(0), this.clock());
+    };
+    try {
+      while (!this.stopped && !gone) {
+        const free = IN_FLIGHT_PER_ENDPOINT - inFlight;
+        let leased: LeasedDelivery[] = [];
+        if (inFlight === 0 || free >= REFILL_AT) {
+          await flush();
+          const now = this.clock();
+          leased = await store.webhooks.lease(endpointId, now, now + leaseMs, free);
+          if (leased.length === 0 && inFlight === 0) break;
+          const changes = await this.changesOf(endpoint.hubId, leased);
+          for (const delivery of leased) {
+            inFlight += 1;
+            void this.attempt(endpoint, secret, delivery, changes.get(delivery.seq)).then((result) => {
+              inFlight -= 1;
+              if (result.lastStatus === 410 && result.state === 'failed') gone = true;
+              settled.push(result);
+              wake?.();
+            });
+          }
+        }
+        // Until an attempt ends, or a moment passes: an outcome is stored within about that
+        // moment even while the other attempts go on (long before its lease ends).
+        if (inFlight > 0) {
+          await new Promise<void>((resolve) => {
+            wake = resolve;
+            setTimeout(resolve, SETTLE_WITHIN_MS).unref();
+          });
+        }
+        wake = undefined;
+        if (inFlight > 0 && IN_FLIGHT_PER_ENDPOINT - inFlight < REFILL_AT) await flush();
       }
-      const settled = await this.sendBatch(endpoint, leased);
-      await store.webhooks.settle(settled, this.clock());
-      if (settled.some((result) => result.lastStatus === 410)) {
-        await store.webhooks.disable(endpoint.id, 'the endpoint answered 410 Gone', this.clock());
-        this.options.log.warn({ webhook: endpoint.id }, 'webhook endpoint answered 410 Gone: disabled');
-        return;
-      }
+      while (inFlight > 0) await new Promise<void>((resolve) => (wake = resolve));
+    } finally {
+      await flush();
     }
+    if (gone) {
+      await store.webhooks.disable(endpoint.id, 'the endpoint answered 410 Gone', this.clock());
+      this.options.log.warn({ webhook: endpoint.id }, 'webhook endpoint answered 410 Gone: disabled');
+      return;
+    }
+    if (!this.stopped) this.sleepUntilDue(endpointId);
   }
 
   private sleepUntilDue(endpointId: string): void {
@@ -198,48 +238,34 @@ export class WebhookWorker {
     });
   }
 
-  private async sendBatch(
-    endpoint: WebhookEndpoint,
-    leased: LeasedDelivery[],
-  ): Promise<DeliverySettlement[]> {
+  private async changesOf(hubId: string, leased: readonly LeasedDelivery[]): Promise<Map<number, Change>> {
     const changes = new Map<number, Change>();
+    if (leased.length === 0) return changes;
     for (const change of await this.options.store.changes.at(
-      endpoint.hubId,
+      hubId,
       leased.map((delivery) => delivery.seq),
     )) {
       changes.set(change.seq, change);
     }
-    const secret = this.options.secrets.decrypt(endpoint.secretEncrypted);
-    const results: DeliverySettlement[] = [];
-    let next = 0;
-    let gone = false;
-    const sendNext = async (): Promise<void> => {
-      while (next < leased.length) {
-        const delivery = leased[next++] as LeasedDelivery;
-        const change = changes.get(delivery.seq);
-        if (!change) {
-          results.push(
-            settlement(delivery, 'skipped', delivery.attempts, 0, null, 'the change was deleted first'),
-          );
-          continue;
-        }
-        if (gone) {
-          // The endpoint asked to be disabled: the rest stay pending, unsent.
-          results.push(settlement(delivery, 'pending', delivery.attempts, this.clock(), null, null));
-          continue;
-        }
-        const body = `{"type":"${change.type}","timestamp":"${formatTimestamp(change.at)}","data":${serializeChange(change)}}`;
-        const result = await attemptDelivery(
-          { url: endpoint.url, secret },
-          { id: `${endpoint.hubId}:${change.seq}`, body },
-          { policy: this.options.policy, timeoutMs: this.options.timeoutMs, resolve: this.options.resolve },
-        );
-        if (result.outcome === 'gone') gone = true;
-        results.push(this.afterAttempt(delivery, result));
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(IN_FLIGHT_PER_ENDPOINT, leased.length) }, sendNext));
-    return results;
+    return changes;
+  }
+
+  /** One attempt of one delivery; never throws. A change deleted first is not sent: skipped. */
+  private async attempt(
+    endpoint: WebhookEndpoint,
+    secret: string,
+    delivery: LeasedDelivery,
+    change: Change | undefined,
+  ): Promise<DeliverySettlement> {
+    if (!change)
+      return settlement(delivery, 'skipped', delivery.attempts, 0, null, 'the change was deleted first');
+    const body = `{"type":"${change.type}","timestamp":"${formatTimestamp(change.at)}","data":${serializeChange(change)}}`;
+    const result = await attemptDelivery(
+      { url: endpoint.url, secret },
+      { id: `${endpoint.hubId}:${change.seq}`, body },
+      { policy: this.options.policy, timeoutMs: this.options.timeoutMs, resolve: this.options.resolve },
+    );
+    return this.afterAttempt(delivery, result);
   }
 
   private afterAttempt(delivery: LeasedDelivery, result: AttemptResult): DeliverySettlement {

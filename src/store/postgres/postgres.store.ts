@@ -187,7 +187,7 @@ export class PostgresStore extends SqlStore {
 
   /** Gathers planner statistics now (after a bulk load), rather than when autovacuum gets to it. */
   async analyze(): Promise<void> {
-    await this.pool.query('ANALYZE contacts, messages');
+    await this.pool.query('ANALYZE contacts, messages, changes, webhook_deliveries');
   }
 
   /** Drops the schema and everything in it: for tests that made a schema of their own. */

@@ -196,7 +196,7 @@ export async function feedPosition(sql: Sql, hubId: string): Promise<FeedPositio
   return row && { lastSeq: row.last_seq, droppedThrough: row.changes_dropped_through };
 }
 
-type FeedTuple = [
+export type FeedTuple = [
   seq: number,
   type: string,
   at: number,
@@ -235,6 +235,33 @@ export const FEED_SQL = `
     WHERE ch.hub_id = ? AND ch.seq > ? AND (ch.contact_id IS NULL OR c.id IS NOT NULL)
     ORDER BY ch.seq LIMIT ?) AS other
   ORDER BY seq LIMIT ?`;
+
+/** FEED_SQL's two halves alone, each read in seq order by its index (SQLite merges them in code). */
+export const CREATED_SQL = `
+  SELECT ${CREATED_COLUMNS}
+  FROM messages AS m JOIN contacts AS c ON c.id = m.contact_id
+  WHERE m.hub_id = ? AND m.seq > ?
+  ORDER BY m.seq LIMIT ?`;
+export const OTHER_SQL = `
+  SELECT ${OTHER_COLUMNS}
+  FROM changes AS ch LEFT JOIN contacts AS c ON c.id = ch.contact_id
+  WHERE ch.hub_id = ? AND ch.seq > ? AND ch.seq <= ? AND (ch.contact_id IS NULL OR c.id IS NOT NULL)
+  ORDER BY ch.seq LIMIT ?`;
+
+/** The first `limit` changes of the two halves' rows (each in seq order), merged by seq. */
+export function mergeFeed(created: FeedTuple[], other: FeedTuple[], limit: number): Change[] {
+  const changes: Change[] = [];
+  let i = 0;
+  let j = 0;
+  while (changes.length < limit && (i < created.length || j < other.length)) {
+    const a = created[i];
+    const b = other[j];
+    const row = b === undefined || (a !== undefined && a[0] < b[0]) ? (i++, a) : (j++, b);
+    const change = row && toChange(row);
+    if (change) changes.push(change);
+  }
+  return changes;
+}
 
 export const feedParams = (hubId: string, afterSeq: number, limit: number) => [
   hubId,

@@ -257,6 +257,15 @@ export const MIGRATIONS: readonly Migration[] = [
       )${t.keyedTable};
     `,
   },
+  {
+    version: 7,
+    name: 'outbox: deliveries found by their key alone',
+    sql: () => `
+      -- PostgreSQL chose this index over the primary key to find one delivery once the table had
+      -- statistics, reading every delivery of the endpoint; recent deliveries are listed by seq.
+      DROP INDEX webhook_deliveries_recent;
+    `,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);

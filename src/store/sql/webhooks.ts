@@ -129,6 +129,15 @@ export async function disableEndpoint(
 const wanted = (endpoint: WebhookEndpoint, type: string) =>
   endpoint.events === null || (endpoint.events as string[]).includes(type);
 
+/** Rows per multi-row statement (well under both engines' limits on parameters). */
+const ROWS_PER_STATEMENT = 200;
+
+function chunks<T>(items: readonly T[]): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += ROWS_PER_STATEMENT) out.push(items.slice(i, i + ROWS_PER_STATEMENT));
+  return out;
+}
+
 async function insertDeliveries(
   tx: Transaction,
   endpointId: string,
@@ -136,16 +145,16 @@ async function insertDeliveries(
   now: number,
   again: boolean,
 ): Promise<void> {
-  for (const change of changes) {
+  for (const chunk of chunks(changes)) {
     await tx.run(
       `INSERT INTO webhook_deliveries (endpoint_id, seq, type, state, attempts, next_attempt_at, created_at, updated_at)
-       VALUES (?, ?, ?, 'pending', 0, ?, ?, ?)
+       VALUES ${chunk.map(() => "(?, ?, ?, 'pending', 0, ?, ?, ?)").join(', ')}
        ON CONFLICT (endpoint_id, seq) DO ${
          again
            ? "UPDATE SET state = 'pending', attempts = 0, next_attempt_at = excluded.next_attempt_at, leased_until = 0, updated_at = excluded.updated_at"
            : 'NOTHING'
        }`,
-      [endpointId, change.seq, change.type, now, now, now],
+      chunk.flatMap((change) => [endpointId, change.seq, change.type, now, now, now]),
     );
   }
 }
@@ -246,23 +255,42 @@ export async function settleDeliveries(
   results: readonly DeliverySettlement[],
   now: number,
 ): Promise<void> {
+  // One statement per outcome shape (delivered, retried, ...): most of a batch shares one.
+  const groups = new Map<string, DeliverySettlement[]>();
   for (const result of results) {
-    await tx.run(
-      `UPDATE webhook_deliveries
-       SET state = ?, attempts = ?, next_attempt_at = ?, leased_until = 0, last_status = ?, last_error = ?, updated_at = ?
-       WHERE endpoint_id = ? AND seq = ? AND leased_until = ?`,
-      [
-        result.state,
-        result.attempts,
-        result.nextAttemptAt,
-        result.lastStatus,
-        result.lastError,
-        now,
-        result.endpointId,
-        result.seq,
-        result.leasedUntil,
-      ],
-    );
+    const key = JSON.stringify([
+      result.endpointId,
+      result.leasedUntil,
+      result.state,
+      result.attempts,
+      result.nextAttemptAt,
+      result.lastStatus,
+      result.lastError,
+    ]);
+    const group = groups.get(key);
+    if (group) group.push(result);
+    else groups.set(key, [result]);
+  }
+  for (const group of groups.values()) {
+    const first = group[0] as DeliverySettlement;
+    for (const chunk of chunks(group)) {
+      await tx.run(
+        `UPDATE webhook_deliveries
+         SET state = ?, attempts = ?, next_attempt_at = ?, leased_until = 0, last_status = ?, last_error = ?, updated_at = ?
+         WHERE endpoint_id = ? AND leased_until = ? AND seq IN (${chunk.map(() => '?').join(', ')})`,
+        [
+          first.state,
+          first.attempts,
+          first.nextAttemptAt,
+          first.lastStatus,
+          first.lastError,
+          now,
+          first.endpointId,
+          first.leasedUntil,
+          ...chunk.map((result) => result.seq),
+        ],
+      );
+    }
   }
 }
 
@@ -305,7 +333,7 @@ export async function recentDeliveries(
 ): Promise<DeliveryRecord[]> {
   const rows = await sql.all<DeliveryRow>(
     `SELECT endpoint_id, seq, type, state, attempts, next_attempt_at, last_status, last_error, created_at, updated_at
-     FROM webhook_deliveries WHERE endpoint_id = ? ORDER BY updated_at DESC, seq DESC LIMIT ?`,
+     FROM webhook_deliveries WHERE endpoint_id = ? ORDER BY seq DESC LIMIT ?`,
     [endpointId, limit],
   );
   return rows.map((row) => ({

@@ -9,12 +9,12 @@ import path from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type Database from 'better-sqlite3';
 import * as answer from '../sql/answers.js';
-import type { FeedClock } from '../sql/changes.js';
+import { CREATED_SQL, type FeedClock, type FeedTuple, mergeFeed, OTHER_SQL } from '../sql/changes.js';
 import type { Sql, Transaction } from '../sql/executor.js';
 import { type DdlTypes, migrateSchema } from '../sql/schema.js';
 import { SqlStore } from '../sql/sql-store.js';
 import { LocalWakeups } from '../sql/wakeups.js';
-import type { ImportMessage, ImportOutcome, MessageQuery, MessageRow, PoolState } from '../store.js';
+import type { Change, ImportMessage, ImportOutcome, MessageQuery, MessageRow, PoolState } from '../store.js';
 import { openDatabase } from './sqlite.driver.js';
 import { importIntoSqlite } from './sqlite.import.js';
 import { sqliteSql } from './sqlite.sql.js';
@@ -121,6 +121,13 @@ export class SqliteStore extends SqlStore {
   /** One process writes the file while it serves, so its own commits are all its readers wait for. */
   protected readonly wakeups = new LocalWakeups();
   private readonly readsDb: Db;
+  private feedStatements:
+    | {
+        created: Database.Statement<[string, number, number], FeedTuple>;
+        other: Database.Statement<[string, number, number, number], FeedTuple>;
+        read: (hubId: string, afterSeq: number, limit: number) => Change[];
+      }
+    | undefined;
   private readonly idleReaders: Reader[] = [];
   private readonly busyReaders = new Set<Reader>();
   private readonly readerWaiters: Array<() => void> = [];
@@ -239,6 +246,32 @@ export class SqliteStore extends SqlStore {
         if (!isBusy(error) || Date.now() + delay > deadline) throw error;
         await sleep(delay);
       }
+    }
+  }
+
+  /**
+   * The feed's two halves, each read in seq order by its index and merged here (one UNION statement
+   * sorts both in temporary b-trees), in one read transaction: one snapshot, and synchronous, so
+   * nothing else runs on the connection in between.
+   */
+  protected override readFeedPage(hubId: string, afterSeq: number, limit: number): Promise<Change[]> {
+    this.feedStatements ??= {
+      created: this.readsDb.prepare<[string, number, number], FeedTuple>(CREATED_SQL).raw(true),
+      other: this.readsDb.prepare<[string, number, number, number], FeedTuple>(OTHER_SQL).raw(true),
+      read: this.readsDb.transaction((hub: string, after: number, n: number) => {
+        const statements = this.feedStatements;
+        if (!statements) throw new Error('the feed statements are not prepared');
+        const created = statements.created.all(hub, after, n);
+        // A full page of messages ends the page at its last seq: no other change past it is needed.
+        const through =
+          created.length === n ? (created.at(-1)?.[0] ?? Number.MAX_SAFE_INTEGER) : Number.MAX_SAFE_INTEGER;
+        return mergeFeed(created, statements.other.all(hub, after, through, n), n);
+      }),
+    };
+    try {
+      return Promise.resolve(this.feedStatements.read(hubId, afterSeq, limit));
+    } catch (error) {
+      return Promise.reject(error);
     }
   }
 
