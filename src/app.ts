@@ -91,6 +91,9 @@ export interface App {
   webhooks: WebhookService;
 }
 
+/** Above this many requests a second, webhook deliveries go slowly, leaving the process to clients. */
+const BUSY_REQUESTS_PER_SECOND = 200;
+
 export function buildApp(deps: AppDeps): App {
   const clock = deps.clock ?? Date.now;
   const keys = new KeyService(deps.store, deps.secrets, clock);
@@ -147,7 +150,16 @@ export function buildApp(deps: AppDeps): App {
   // First: the document is made of the schemas of the routes registered after it.
   registerDocsRoutes(app, { publicUrl: deps.publicUrl, methods });
 
+  // Requests lately, so background work (webhook deliveries) yields to clients when they are many.
+  const traffic = { count: 0, since: Date.now(), perSecond: 0 };
   app.addHook('onRequest', async (request, reply) => {
+    traffic.count += 1;
+    const elapsed = Date.now() - traffic.since;
+    if (elapsed >= 250) {
+      traffic.perSecond = (traffic.count * 1000) / elapsed;
+      traffic.count = 0;
+      traffic.since = Date.now();
+    }
     // No shared or browser cache keeps an answer of chatlog's, errors included (CONTRACT §3); the
     // routes of public documents (the docs, the screen's assets) say otherwise themselves.
     reply.header('X-Request-Id', request.id).header('Cache-Control', NO_STORE);
@@ -191,6 +203,7 @@ export function buildApp(deps: AppDeps): App {
     log: app.log,
     timeoutMs: deps.webhookTimeoutMs ?? settingDefault('webhookTimeoutMs'),
     clock,
+    busy: () => Date.now() - traffic.since < 1000 && traffic.perSecond > BUSY_REQUESTS_PER_SECOND,
   });
   const webhooks = new WebhookService({
     store: deps.store,

@@ -27,9 +27,13 @@ import { type AttemptResult, attemptDelivery, retryDelayMs } from './webhooks.de
 import type { Resolve, UrlPolicy } from './webhooks.url.js';
 
 /** Attempts one endpoint's loop makes at once. */
-const IN_FLIGHT_PER_ENDPOINT = 32;
+const IN_FLIGHT_PER_ENDPOINT = 64;
 /** Free slots that make the loop lease again (and store the outcomes so far) before all are free. */
-const REFILL_AT = 8;
+const REFILL_AT = 32;
+/** Attempts kept going while the process is busy with clients, and the pause before each lease. */
+const IN_FLIGHT_WHEN_BUSY = 2;
+const BUSY_PAUSE_MS = 50;
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
 /** An attempt's outcome is stored this soon after it ends, at most (with the outcomes of others). */
 const SETTLE_WITHIN_MS = 250;
 /** Changes turned into deliveries per dispatch transaction. */
@@ -50,6 +54,11 @@ export interface WebhookWorkerOptions {
   clock?: () => number;
   resolve?: Resolve;
   sweepMs?: number;
+  /**
+   * True while the process serves many requests: deliveries then keep few attempts going, so
+   * webhook ingest and reads keep the process (deliveries catch up when it is quieter).
+   */
+  busy?: () => boolean;
 }
 
 export class WebhookWorker {
@@ -180,9 +189,11 @@ export class WebhookWorker {
     };
     try {
       while (!this.stopped && !gone) {
-        const free = IN_FLIGHT_PER_ENDPOINT - inFlight;
+        const busy = this.options.busy?.() ?? false;
+        const free = (busy ? IN_FLIGHT_WHEN_BUSY : IN_FLIGHT_PER_ENDPOINT) - inFlight;
         let leased: LeasedDelivery[] = [];
-        if (inFlight === 0 || free >= REFILL_AT) {
+        if (inFlight === 0 || free >= (busy ? 1 : REFILL_AT)) {
+          if (busy) await sleep(BUSY_PAUSE_MS);
           await flush();
           const now = this.clock();
           leased = await store.webhooks.lease(endpointId, now, now + leaseMs, free);
