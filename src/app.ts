@@ -5,6 +5,7 @@
  * client API next, health last (the document lists operations in registration order).
  */
 import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RouteOptions } from 'fastify';
 import { settingDefault } from './config.js';
 import {
@@ -91,8 +92,12 @@ export interface App {
   webhooks: WebhookService;
 }
 
-/** Above this many requests a second, webhook deliveries go slowly, leaving the process to clients. */
+/**
+ * Above this many requests a second with the event loop this used, webhook deliveries go slowly,
+ * leaving the process to clients.
+ */
 const BUSY_REQUESTS_PER_SECOND = 200;
+const BUSY_LOOP_UTILIZATION = 0.95;
 
 export function buildApp(deps: AppDeps): App {
   const clock = deps.clock ?? Date.now;
@@ -150,13 +155,23 @@ export function buildApp(deps: AppDeps): App {
   // First: the document is made of the schemas of the routes registered after it.
   registerDocsRoutes(app, { publicUrl: deps.publicUrl, methods });
 
-  // Requests lately, so background work (webhook deliveries) yields to clients when they are many.
-  const traffic = { count: 0, since: Date.now(), perSecond: 0 };
+  // Requests and event-loop use lately, so background work (webhook deliveries) yields to clients
+  // when they keep the process busy.
+  const traffic = {
+    count: 0,
+    since: Date.now(),
+    perSecond: 0,
+    loop: performance.eventLoopUtilization(),
+    used: 0,
+  };
   app.addHook('onRequest', async (request, reply) => {
     traffic.count += 1;
     const elapsed = Date.now() - traffic.since;
     if (elapsed >= 250) {
       traffic.perSecond = (traffic.count * 1000) / elapsed;
+      const loop = performance.eventLoopUtilization();
+      traffic.used = performance.eventLoopUtilization(loop, traffic.loop).utilization;
+      traffic.loop = loop;
       traffic.count = 0;
       traffic.since = Date.now();
     }
@@ -203,7 +218,10 @@ export function buildApp(deps: AppDeps): App {
     log: app.log,
     timeoutMs: deps.webhookTimeoutMs ?? settingDefault('webhookTimeoutMs'),
     clock,
-    busy: () => Date.now() - traffic.since < 1000 && traffic.perSecond > BUSY_REQUESTS_PER_SECOND,
+    busy: () =>
+      Date.now() - traffic.since < 1000 &&
+      traffic.perSecond > BUSY_REQUESTS_PER_SECOND &&
+      traffic.used > BUSY_LOOP_UTILIZATION,
   });
   const webhooks = new WebhookService({
     store: deps.store,
