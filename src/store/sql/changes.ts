@@ -256,7 +256,10 @@ export function mergeFeed(created: FeedTuple[], other: FeedTuple[], limit: numbe
   while (changes.length < limit && (i < created.length || j < other.length)) {
     const a = created[i];
     const b = other[j];
-    const row = b === undefined || (a !== undefined && a[0] < b[0]) ? (i++, a) : (j++, b);
+    const takeCreated = b === undefined || (a !== undefined && a[0] < b[0]);
+    const row = takeCreated ? a : b;
+    if (takeCreated) i += 1;
+    else j += 1;
     const change = row && toChange(row);
     if (change) changes.push(change);
   }
