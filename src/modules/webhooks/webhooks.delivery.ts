@@ -1,6 +1,6 @@
 /**
  * One delivery attempt of an outgoing webhook (CONTRACT §10), and when to try again. The outbox
- * worker that calls it, and what it stores between attempts, are still to come (issue 16).
+ * worker that calls it is webhooks.worker.ts; what it stores between attempts, ../../store/sql/webhooks.ts.
  *
  * An attempt is one signed POST: a 2xx answer within the time limit is delivered; 410 Gone means the
  * endpoint asks to be disabled; anything else (another status, a redirect, which is never followed,
