@@ -12,6 +12,10 @@
  *                         [--deliveries 20000] [--load-seconds 5] [--parts 1,2,3]
  *                                   the change feed and outgoing webhooks (issue 16): catch-up vs Q3,
  *                                   wake-up latency, delivery throughput, Q5 while deliveries run
+ *   npm run bench -- media [--store sqlite|postgres|both] [--rounds 3] [--parts 1,2] [--large-mb 50]
+ *                          [--images 2000] [--image-kb 20] [--large-count 10] [--load-seconds 5]
+ *                                   media (issue 17): serving a large content vs a bare file server,
+ *                                   RSS growth, downloads from a fake LINE, Q5 while they run
  */
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
@@ -24,6 +28,7 @@ const NAMED: Record<string, string> = {
   'compare-answers': 'bench/compare-answers.ts',
   'q1-busy': 'bench/q1-busy.ts',
   feed: 'bench/feed.ts',
+  media: 'bench/media.ts',
 };
 
 const [first, ...rest] = process.argv.slice(2);

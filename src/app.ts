@@ -25,6 +25,8 @@ import { registerAccountRoutes } from './modules/account/account.routes.js';
 import { AccountService } from './modules/account/account.usecases.js';
 import { ChangesPruner } from './modules/changes/changes.pruner.js';
 import { registerChangesRoutes } from './modules/changes/changes.routes.js';
+import { registerContentRoutes } from './modules/content/content.routes.js';
+import { ContentWorker } from './modules/content/content.worker.js';
 import { registerDocsRoutes } from './modules/docs/docs.routes.js';
 import { registerHealthRoutes } from './modules/health/health.routes.js';
 import { registerHomeRoutes } from './modules/home/home.routes.js';
@@ -37,9 +39,11 @@ import { KeyService } from './modules/keys/keys.usecases.js';
 import { AnswerCache } from './modules/messages/messages.cache.js';
 import { answerMalformedUrl, registerMessagesRoutes } from './modules/messages/messages.routes.js';
 import { registerMetricsRoutes } from './modules/metrics/metrics.routes.js';
+import { registerSearchRoutes } from './modules/search/search.routes.js';
 import { registerWebhookRoutes } from './modules/webhooks/webhooks.routes.js';
 import { WebhookService } from './modules/webhooks/webhooks.usecases.js';
 import { WebhookWorker } from './modules/webhooks/webhooks.worker.js';
+import type { ContentStore } from './store/content/content-store.js';
 import { isStoreUnavailable, type Store } from './store/store.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -78,9 +82,15 @@ export interface AppDeps {
   changesKeepDays?: number;
   /** CHATLOG_WEBHOOK_ALLOW_PRIVATE: outgoing webhooks may go to private and loopback addresses. */
   webhookAllowPrivate?: boolean;
+  /** Where downloaded media are kept (CONTRACT §11); closed by whoever opened it. */
+  blobs: ContentStore;
+  /** LINE_API_DATA_BASE_URL: where media are downloaded from (tests point it at a fake). */
+  lineApiDataBaseUrl?: string;
+  /** CHATLOG_DOWNLOAD_CONCURRENCY: media downloads at once in this process (0: none). */
+  downloadConcurrency?: number;
   /** CHATLOG_WEBHOOK_TIMEOUT_MS: an outgoing delivery not answered 2xx within this is retried. */
   webhookTimeoutMs?: number;
-  /** Runs this node's outbox worker (outgoing webhook deliveries) while the app listens; default true. */
+  /** Runs this node's workers (webhook deliveries, media downloads, pruning) while the app listens; default true. */
   runWorkers?: boolean;
 }
 
@@ -200,6 +210,7 @@ export function buildApp(deps: AppDeps): App {
     methods,
     stopping: stopping.signal,
   });
+  registerSearchRoutes(app, { store: deps.store, authorize: messagesDeps.authorize, methods });
   const ingest = new IngestService({
     store: deps.store,
     secrets: deps.secrets,
@@ -231,7 +242,24 @@ export function buildApp(deps: AppDeps): App {
     onWork: (endpointId) => worker.kick(endpointId),
   });
   registerWebhookRoutes(app, { webhooks, authorize: messagesDeps.authorize, methods });
+  registerContentRoutes(app, {
+    store: deps.store,
+    blobs: deps.blobs,
+    authorize: messagesDeps.authorize,
+    clock,
+    methods,
+  });
   if (deps.runWorkers ?? true) {
+    const downloads = new ContentWorker({
+      store: deps.store,
+      blobs: deps.blobs,
+      secrets: deps.secrets,
+      log: app.log,
+      lineDataBaseUrl: deps.lineApiDataBaseUrl ?? settingDefault('lineApiDataBaseUrl'),
+      concurrency: deps.downloadConcurrency ?? settingDefault('downloadConcurrency'),
+      clock,
+      onOutcome: metrics ? (outcome, bytes) => metrics.downloaded(outcome, bytes) : undefined,
+    });
     const pruner = new ChangesPruner({
       store: deps.store,
       keepDays: deps.changesKeepDays ?? settingDefault('changesKeepDays'),
@@ -241,9 +269,10 @@ export function buildApp(deps: AppDeps): App {
     app.addHook('onReady', async () => {
       worker.start();
       pruner.start();
+      if ((deps.downloadConcurrency ?? settingDefault('downloadConcurrency')) > 0) downloads.start();
     });
     app.addHook('preClose', async () => {
-      await Promise.all([worker.stop(), pruner.stop()]);
+      await Promise.all([worker.stop(), pruner.stop(), downloads.stop()]);
     });
   }
   const accounts = new AccountService({

@@ -199,6 +199,29 @@ export const SETTINGS = {
     doc: 'LINE Messaging API base URL for display-name look-ups (tests point it at a local fake)',
     parse: httpUrl,
   }),
+  lineApiDataBaseUrl: withDefault({
+    env: 'LINE_API_DATA_BASE_URL',
+    default: 'https://api-data.line.me',
+    doc: "LINE's content API base URL, where images, videos, audio and files are downloaded from (tests point it at a local fake)",
+    parse: httpUrl,
+  }),
+  contentStore: optional<'files' | 'postgres'>({
+    env: 'CHATLOG_CONTENT_STORE',
+    shownDefault: '`postgres` with `DATABASE_URL`, else `files`',
+    doc: 'where downloaded media are kept: `files` (under `CHATLOG_DATA_DIR/content`) or `postgres` (in the database, so that several nodes need no shared disk)',
+    parse: (raw, env) => {
+      if (raw !== 'files' && raw !== 'postgres') {
+        throw new UserError(`${env} must be files or postgres, got "${raw}"`);
+      }
+      return raw;
+    },
+  }),
+  downloadConcurrency: withDefault({
+    env: 'CHATLOG_DOWNLOAD_CONCURRENCY',
+    default: '8',
+    doc: 'media downloads from LINE at once per server process (each hub has at most 4 at once on all nodes together); `0` downloads nothing on this node',
+    parse: integer(0, 64),
+  }),
   metricsToken: optional({
     env: 'CHATLOG_METRICS_TOKEN',
     doc: 'bearer token for `/metrics`; required for `/metrics` to exist when `HOST` is not localhost',
@@ -244,6 +267,14 @@ export interface CrossRule {
 }
 
 export const CROSS_RULES: CrossRule[] = [
+  {
+    settings: ['databaseUrl', 'contentStore'],
+    check: (config) => {
+      if (config.contentStore === 'postgres' && config.databaseUrl === undefined) {
+        throw new UserError(`${SETTINGS.contentStore.env}=postgres needs ${SETTINGS.databaseUrl.env}`);
+      }
+    },
+  },
   {
     settings: ['headersTimeoutMs', 'requestTimeoutMs'],
     check: (config) => {

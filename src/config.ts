@@ -57,6 +57,8 @@ export function settingsHelp(): string {
 export function appSettings(config: Config) {
   return {
     lineApiBaseUrl: config.lineApiBaseUrl,
+    lineApiDataBaseUrl: config.lineApiDataBaseUrl,
+    downloadConcurrency: config.downloadConcurrency,
     redisUrl: config.redisUrl,
     idleTimeoutMs: config.idleTimeoutMs,
     headersTimeoutMs: config.headersTimeoutMs,

@@ -10,6 +10,7 @@ import { describeStartFailure } from './lib/errors.js';
 import { createLogger } from './lib/logger.js';
 import { Metrics } from './lib/metrics.js';
 import { createSecretBox, loadServerSecret } from './lib/secrets.js';
+import { openContentStore } from './store/content/open.js';
 import { openStore } from './store/open.js';
 
 const LAST_USED_FLUSH_MS = 15_000;
@@ -33,9 +34,19 @@ export async function startServer(
     ),
   );
   const secrets = createSecretBox(loadServerSecret(config.secret, config.dataDir));
-  const metrics = metricsEnabled(config) ? new Metrics(() => store.poolState()) : undefined;
+  const blobs = await openContentStore(config).catch(async (error: unknown) => {
+    await store.close();
+    throw error;
+  });
+  const metrics = metricsEnabled(config)
+    ? new Metrics(() => store.poolState(), {
+        downloadQueue: () => store.content.queueDepth(),
+        contentBytes: () => blobs.totalBytes(),
+      })
+    : undefined;
   const { app, keys, rateLimiter } = buildApp({
     store,
+    blobs,
     secrets,
     logger,
     ...appSettings(config),
@@ -55,6 +66,7 @@ export async function startServer(
     // The port is taken, say: what the app started (its workers, their timers) stops with it.
     clearInterval(flusher);
     await app.close().catch(() => undefined);
+    await blobs.close().catch(() => undefined);
     await store.close().catch(() => undefined);
     throw error;
   }
@@ -79,6 +91,7 @@ export async function startServer(
       // Answers still running after the grace period are cut, so the store can close.
       if (graceOver) app.server.closeAllConnections();
       await flushLastUsed();
+      await blobs.close();
       await store.close();
     })();
     return closing;

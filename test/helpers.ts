@@ -12,6 +12,8 @@ import { createSecretBox } from '../src/lib/secrets.js';
 import { AccountService } from '../src/modules/account/account.usecases.js';
 import { HubService } from '../src/modules/hubs/hubs.usecases.js';
 import { KeyService } from '../src/modules/keys/keys.usecases.js';
+import type { ContentStore } from '../src/store/content/content-store.js';
+import { openContentStore } from '../src/store/content/open.js';
 import { PostgresStore } from '../src/store/postgres/postgres.store.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite.store.js';
 import type { ImportMessage, Store } from '../src/store/store.js';
@@ -21,6 +23,9 @@ export const TEST_SECRET = 'test-secret-test-secret-test-secret-0123456789';
 export function tempDir(prefix = 'chatlog-test-'): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
 }
+
+/** A LINE that refuses every connection (nothing listens on port 9 here). */
+const NO_LINE = 'http://127.0.0.1:9';
 
 /** Which store the tests run on: SQLite unless CHATLOG_TEST_STORE=postgres. */
 export const TEST_STORE_KIND: 'sqlite' | 'postgres' =
@@ -43,7 +48,11 @@ export interface TestStore {
 export async function createTestStore(): Promise<TestStore> {
   const dir = tempDir();
   let store: Store;
-  let env: Record<string, string> = { CHATLOG_DATA_DIR: dir, CHATLOG_SECRET: TEST_SECRET };
+  let env: Record<string, string> = {
+    CHATLOG_DATA_DIR: dir,
+    CHATLOG_SECRET: TEST_SECRET,
+    LINE_API_DATA_BASE_URL: NO_LINE,
+  };
   let cleanUp = async (): Promise<void> => {};
   if (TEST_STORE_KIND === 'postgres') {
     const schema = `chatlog_test_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
@@ -112,6 +121,8 @@ export class LogCapture extends Writable {
 
 export interface TestServer extends TestStore {
   url: string;
+  /** Where the server keeps media: files under `dir`, or PostgreSQL (the test schema) on PostgreSQL. */
+  blobs: ContentStore;
   logs: LogCapture;
   /** GET/HEAD/etc. against the listening server. */
   request(pathAndQuery: string, init?: RequestInit): Promise<Response>;
@@ -124,7 +135,12 @@ export interface TestServer extends TestStore {
  * is not read), its directory and secret, and the test's own.
  */
 export function testConfig(dir: string, overrides: Partial<Config> = {}): Config {
-  return { ...loadConfig({ CHATLOG_DATA_DIR: dir, CHATLOG_SECRET: TEST_SECRET }), ...overrides };
+  return {
+    ...loadConfig({ CHATLOG_DATA_DIR: dir, CHATLOG_SECRET: TEST_SECRET }),
+    // Media are never downloaded from the real LINE: a test that wants them names its fake.
+    lineApiDataBaseUrl: NO_LINE,
+    ...overrides,
+  };
 }
 
 /** An environment without any of chatlog's settings (as a newcomer's shell has), for a child process. */
@@ -140,8 +156,15 @@ export async function startTestServer(
   const logs = new LogCapture();
   const { metrics, ...settings } = options;
   const config = testConfig(base.dir, settings);
+  const blobs = await openContentStore({
+    contentStore: undefined,
+    databaseUrl: base.env.DATABASE_URL,
+    pgSchema: base.env.CHATLOG_PG_SCHEMA,
+    dataDir: base.dir,
+  });
   const { app } = buildApp({
     store: base.store,
+    blobs,
     secrets: createSecretBox(TEST_SECRET),
     logger: createLogger(config.logLevel, logs),
     ...appSettings(config),
@@ -154,6 +177,7 @@ export async function startTestServer(
   return {
     ...base,
     url,
+    blobs,
     logs,
     request: (pathAndQuery, init) => fetch(url + pathAndQuery, init),
     openConnections: () =>
@@ -162,6 +186,7 @@ export async function startTestServer(
       ),
     close: async () => {
       await app.close();
+      await blobs.close();
       await base.close();
     },
   };

@@ -21,6 +21,7 @@ import { KEY_SCOPES, type KeySummary, summarizeKey } from '../modules/keys/keys.
 import { serializeMessages } from '../modules/messages/messages.serializer.js';
 import { exportDays, exportRange, messageRows } from '../modules/messages/messages.usecases.js';
 import type { KeyScope } from '../store/store.js';
+import { registerContentCommands } from './content.js';
 import { type GlobalOptions, type Runtime, withRuntime } from './runtime.js';
 import { registerWebhookCommands } from './webhook.js';
 
@@ -141,7 +142,7 @@ export function buildProgram(): Command {
     )
     .option(
       '--line-channel-access-token <token>',
-      "the LINE channel's access token, to look up display names",
+      "the LINE channel's access token, to look up display names and download media",
     )
     .action(
       async (
@@ -269,6 +270,7 @@ export function buildProgram(): Command {
     });
 
   registerWebhookCommands(program, globals);
+  registerContentCommands(program, globals);
 
   program
     .command('import <hubId> <file>')

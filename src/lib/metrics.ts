@@ -1,7 +1,8 @@
 /**
  * Prometheus metrics (prom-client) for /metrics: requests and their latency by route pattern, method
  * and status (never by hub, key or URL), messages stored by source, webhook signature failures,
- * rate-limited requests, the store's connection pools, and Node's own (event-loop lag included).
+ * rate-limited requests, the store's connection pools, media downloads (by outcome, bytes, queue,
+ * bytes kept), and Node's own (event-loop lag included).
  *
  * prom-client is loaded after the server listens, so that it does not delay the first answer;
  * what happens before it is loaded is kept and counted when it is.
@@ -12,7 +13,8 @@ import type { PoolState } from '../store/store.js';
 type Event =
   | { kind: 'request'; route: string; method: string; status: number; seconds: number }
   | { kind: 'stored'; source: string; count: number }
-  | { kind: 'webhook_refused'; reason: string };
+  | { kind: 'webhook_refused'; reason: string }
+  | { kind: 'download'; outcome: string; bytes: number };
 
 const EARLY_EVENTS_KEPT = 10_000;
 
@@ -24,6 +26,16 @@ interface Instruments {
   signatureFailures: Counter<'reason'>;
   rateLimited: Counter;
   pools: Gauge<'pool' | 'state'>;
+  downloads: Counter<'outcome'>;
+  downloadedBytes: Counter;
+}
+
+/** Figures read from the store when /metrics is asked (each a query: keep them few). */
+export interface StoreGauges {
+  /** Media downloads waiting (every hub). */
+  downloadQueue(): Promise<number>;
+  /** Bytes of media kept (every hub). */
+  contentBytes(): Promise<number>;
 }
 
 export class Metrics {
@@ -31,7 +43,10 @@ export class Metrics {
   private early: Event[] = [];
   private loading: Promise<void> | undefined;
 
-  constructor(private readonly poolState: () => PoolState[] = () => []) {}
+  constructor(
+    private readonly poolState: () => PoolState[] = () => [],
+    private readonly gauges?: StoreGauges,
+  ) {}
 
   /** Loads prom-client and registers the metrics; safe to call more than once. */
   load(): Promise<void> {
@@ -39,6 +54,25 @@ export class Metrics {
       const registry = new client.Registry();
       client.collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 10 });
       const poolState = this.poolState;
+      const gauges = this.gauges;
+      if (gauges) {
+        new client.Gauge({
+          name: 'chatlog_content_downloads_queued',
+          help: 'Media downloads from LINE waiting or being retried (every hub)',
+          registers: [registry],
+          async collect() {
+            this.set(await gauges.downloadQueue());
+          },
+        });
+        new client.Gauge({
+          name: 'chatlog_content_stored_bytes',
+          help: 'Bytes of media kept (every hub; the same bytes once per hub)',
+          registers: [registry],
+          async collect() {
+            this.set(await gauges.contentBytes());
+          },
+        });
+      }
       const instruments: Instruments = {
         registry,
         requests: new client.Counter({
@@ -86,6 +120,17 @@ export class Metrics {
             }
           },
         }),
+        downloads: new client.Counter({
+          name: 'chatlog_content_downloads_total',
+          help: 'Media download attempts by outcome: done, pending (to retry), preparing (LINE not ready), gone (LINE no longer had it), failed (given up)',
+          labelNames: ['outcome'],
+          registers: [registry],
+        }),
+        downloadedBytes: new client.Counter({
+          name: 'chatlog_content_downloaded_bytes_total',
+          help: 'Bytes of media downloaded from LINE and kept',
+          registers: [registry],
+        }),
       };
       this.instruments = instruments;
       for (const event of this.early) this.apply(event);
@@ -104,6 +149,11 @@ export class Metrics {
     if (!m) return;
     if (event.kind === 'stored') {
       m.stored.inc({ source: event.source }, event.count);
+      return;
+    }
+    if (event.kind === 'download') {
+      m.downloads.inc({ outcome: event.outcome });
+      if (event.bytes > 0) m.downloadedBytes.inc(event.bytes);
       return;
     }
     if (event.kind === 'webhook_refused') {
@@ -128,6 +178,11 @@ export class Metrics {
   /** `reason` is one of a fixed few (modules/ingest's WebhookRefusal), never request data. */
   webhookRefused(reason: string): void {
     this.record({ kind: 'webhook_refused', reason });
+  }
+
+  /** One media download attempt's outcome, and the bytes it kept. */
+  downloaded(outcome: 'done' | 'pending' | 'preparing' | 'gone' | 'failed', bytes: number): void {
+    this.record({ kind: 'download', outcome, bytes });
   }
 
   /** The Prometheus text exposition. */

@@ -103,6 +103,41 @@ export interface ImportMessage {
   sourceId: string;
 }
 
+/**
+ * The text search compares (CONTRACT §12): Unicode NFKC, then JavaScript's toLowerCase(). Done in JS
+ * for the query, the index and the final check alike, on both stores: SQLite's and PostgreSQL's own
+ * lower-casing differ from it (and from each other).
+ */
+export const normaliseText = (text: string): string => text.normalize('NFKC').toLowerCase();
+
+/** One page of a search (CONTRACT §12): `terms` already normalised (normaliseText). */
+export interface SearchQuery {
+  hubId: string;
+  terms: readonly string[];
+  /** Inclusive lower bound, epoch ms. */
+  fromMs?: number | undefined;
+  /** Exclusive upper bound, epoch ms. */
+  toMsExclusive?: number | undefined;
+  /** Only this contact's messages. */
+  lineId?: string | undefined;
+  /** Results older than this one (the previous page's last): by createdAt, then row id. */
+  before?: { createdAt: number; rowId: number } | undefined;
+  limit: number;
+  /** Messages read newest first without the index before it is asked (default 1,000; tests vary it). */
+  scanFirst?: number | undefined;
+}
+
+/** A message a search found, `message` as the read API renders it (sender read now). */
+export interface SearchHit {
+  /** Arrival order within a createdAt (messages.id): the second key of the order, and of the cursor. */
+  rowId: number;
+  id: string;
+  lineId: string;
+  vid: string;
+  name: string;
+  message: { sender: string; msg: string; contentType: string; createdAt: number };
+}
+
 export interface ImportOutcome {
   received: number;
   inserted: number;
@@ -143,6 +178,8 @@ export type IngestOperation =
       id?: string | null | undefined;
       /** LINE's `{"source", "message"}` as JSON, for a LINE webhook message. */
       line?: string | null | undefined;
+      /** Content LINE holds for this message, to download and keep (CONTRACT §11). */
+      content?: ContentRequest | undefined;
       sourceKind: SourceKind | null;
       sourceChatId: string | null;
     }
@@ -255,6 +292,54 @@ export interface DeliveryRecord {
   updatedAt: number;
 }
 
+/** The media message types whose content chatlog keeps (CONTRACT §11). */
+export type ContentKind = 'image' | 'video' | 'audio' | 'file';
+
+/** What a message's content is on LINE, queued with the message. */
+export interface ContentRequest {
+  lineMessageId: string;
+  kind: ContentKind;
+  fileName: string | null;
+}
+
+/** pending: to download; done: kept; gone: LINE no longer had it; failed: every attempt used. */
+export type ContentState = 'pending' | 'done' | 'gone' | 'failed';
+
+export interface ContentItem extends ContentRequest {
+  hubId: string;
+  messageId: string;
+  state: ContentState;
+  attempts: number;
+  nextAttemptAt: number;
+  lastError: string | null;
+  sha256: string | null;
+  mediaType: string | null;
+  size: number | null;
+  createdAt: number;
+}
+
+/** A download this node holds until `leasedUntil` (no other node makes it meanwhile). */
+export interface LeasedDownload extends ContentItem {
+  leasedUntil: number;
+}
+
+/** What one download attempt came to, as stored (dropped when its lease has passed). */
+export type DownloadSettlement = { hubId: string; messageId: string; leasedUntil: number } & (
+  | { state: 'done'; sha256: string; mediaType: string; size: number }
+  | { state: 'pending'; attempts: number; nextAttemptAt: number; lastError: string | null }
+  | { state: 'gone' | 'failed'; attempts: number; lastError: string }
+);
+
+/** A hub's content, as operators see it. */
+export interface ContentStatus {
+  pending: number;
+  done: number;
+  gone: number;
+  failed: number;
+  /** Bytes kept for the hub (each blob once). */
+  bytes: number;
+}
+
 /** A delivery this node holds until `leasedUntil` (no other node attempts it meanwhile). */
 export interface LeasedDelivery {
   endpointId: string;
@@ -340,6 +425,11 @@ export interface Store {
     ingest(hubId: string, operations: readonly IngestOperation[], now: number): Promise<IngestOutcome>;
   };
 
+  /** Search (CONTRACT §12): newest first, every result confirmed with the exact rule. */
+  search: {
+    page(query: SearchQuery): Promise<{ hits: SearchHit[]; hasMore: boolean }>;
+  };
+
   changes: {
     /** The hub's feed position, or undefined when there is no such hub. */
     position(hubId: string): Promise<FeedPosition | undefined>;
@@ -359,6 +449,33 @@ export interface Store {
     onChange(listener: (hubId: string | undefined) => void): () => void;
     /** Drops deletion and contact changes committed before `before`; resolves to how many. */
     dropBefore(before: number): Promise<number>;
+  };
+
+  /** Media downloads (CONTRACT §11): the durable queue and where each message's bytes are. */
+  content: {
+    get(hubId: string, messageId: string): Promise<ContentItem | undefined>;
+    /**
+     * Due downloads of hubs that have a LINE access token, oldest due first, at most `max`, and
+     * never more than `perHub` leased at once for one hub (on every node).
+     */
+    lease(now: number, leasedUntil: number, max: number, perHub: number): Promise<LeasedDownload[]>;
+    /** Moves a lease on (a long download); false when it had passed (another node may have it). */
+    extend(hubId: string, messageId: string, leasedUntil: number, until: number): Promise<boolean>;
+    /** Stores an attempt's outcome; false when its lease had passed (another node may have it). */
+    settle(result: DownloadSettlement, now: number): Promise<boolean>;
+    /** When the next download is due (pending items of hubs with a token), or undefined. */
+    nextDue(): Promise<number | undefined>;
+    status(hubId: string): Promise<ContentStatus>;
+    /** Failed downloads of the hub are tried again from now; how many. */
+    retry(hubId: string, now: number): Promise<number>;
+    /** Pending downloads (of every hub), for metrics. */
+    queueDepth(): Promise<number>;
+    /** Blobs that no message holds any more, to delete (at most `max`). */
+    releases(max: number): Promise<Array<{ hubId: string; sha256: string }>>;
+    /** Takes a release off the list; true when still no message holds the blob (delete it). */
+    claimRelease(hubId: string, sha256: string): Promise<boolean>;
+    /** Messages marked done with a blob that is not there: downloaded again; how many. */
+    requeueMissing(hubId: string, sha256: string, now: number): Promise<number>;
   };
 
   webhooks: {

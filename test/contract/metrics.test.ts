@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { loadConfig, metricsEnabled } from '../../src/config.js';
 import { Metrics } from '../../src/lib/metrics.js';
+import { startFakeLine } from '../fixtures/fake-line.js';
 import { body, messageEvent, signed } from '../fixtures/line.js';
 import { rawRequest, startTestServer, type TestServer } from '../helpers.js';
 
@@ -94,4 +95,66 @@ test('with a token, /metrics answers only to it; bound beyond localhost without 
   assert.equal(metricsEnabled(loadConfig({ HOST: '0.0.0.0' })), false);
   assert.equal(metricsEnabled(loadConfig({ HOST: '0.0.0.0', CHATLOG_METRICS_TOKEN: TOKEN })), true);
   assert.throws(() => loadConfig({ CHATLOG_METRICS_TOKEN: 'short' }), /at least 16 characters/);
+});
+
+test('media downloads: outcomes, bytes downloaded, the queue and the bytes kept, never by hub or message', async () => {
+  const token = 'metrics-line-access-token-0001';
+  const line = await startFakeLine({ token });
+  let local: TestServer | undefined;
+  const metrics = new Metrics(() => local?.store.poolState() ?? [], {
+    downloadQueue: async () => (local ? local.store.content.queueDepth() : 0),
+    contentBytes: async () => (local ? local.blobs.totalBytes() : 0),
+  });
+  local = await startTestServer({ metrics, lineApiDataBaseUrl: line.base });
+  try {
+    const hubId = '8675309';
+    await local.hubs.add(hubId, { lineChannelSecret: CHANNEL_SECRET, lineChannelAccessToken: token });
+    const key = (await local.keys.issue(hubId, 'read', '')).key;
+    const kept = '918273645546372819';
+    const waiting = '918273645546372820';
+    const bytes = Buffer.alloc(12_345, 9);
+    line.setContent(kept, { bytes, contentType: 'image/jpeg' });
+    // LINE answers 503 for long enough that this one stays queued (retried in 5 s, then 30 s).
+    line.setContent(waiting, { bytes, contentType: 'image/jpeg', failFirst: { count: 10, status: 503 } });
+    for (const id of [kept, waiting]) {
+      const raw = body([messageEvent({ id, type: 'image', contentProvider: { type: 'line' } })]);
+      const res = await rawRequest(
+        local.url,
+        'POST',
+        `/webhooks/line/${hubId}`,
+        signed(CHANNEL_SECRET, raw),
+        raw,
+      );
+      assert.equal(res.status, 200);
+    }
+    const deadline = Date.now() + 20_000;
+    const asked = () => line.requests.filter((r) => r.kind === 'content' && r.messageId === waiting).length;
+    for (;;) {
+      const res = await rawRequest(local.url, 'GET', `/api/line/${hubId}/content/${kept}?apikey=${key}`);
+      if ((res.status === 200 && asked() > 0) || Date.now() > deadline) {
+        assert.equal(res.status, 200);
+        break;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+
+    const text = (await rawRequest(local.url, 'GET', '/metrics')).body.toString('utf8');
+    const value = (pattern: RegExp) => Number(pattern.exec(text)?.[1] ?? Number.NaN);
+    assert.equal(value(/^chatlog_content_downloads_total\{outcome="done"\} (\d+)$/m), 1);
+    assert.equal(
+      value(/^chatlog_content_downloads_total\{outcome="pending"\} (\d+)$/m),
+      1,
+      'the 503, to retry',
+    );
+    assert.equal(value(/^chatlog_content_downloaded_bytes_total (\d+)$/m), bytes.length);
+    assert.equal(value(/^chatlog_content_downloads_queued (\d+)$/m), 1);
+    assert.equal(value(/^chatlog_content_stored_bytes (\d+)$/m), bytes.length);
+    const labels = [...text.matchAll(/="([^"]*)"/g)].map((m) => m[1] ?? '');
+    for (const label of labels) {
+      for (const id of [hubId, kept, waiting]) assert.ok(!label.includes(id), `label ${label} holds ${id}`);
+    }
+  } finally {
+    await local.close();
+    await line.close();
+  }
 });

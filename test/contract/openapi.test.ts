@@ -47,6 +47,7 @@ test('OpenAPI 3.1, every route the app answers for clients, and no route it does
   const routes = new Set<string>();
   const { app } = buildApp({
     store: server.store,
+    blobs: server.blobs,
     secrets: createSecretBox(TEST_SECRET),
     logger: createLogger('silent'),
     onRoute: (route) => {
@@ -249,6 +250,7 @@ test('the document declares what the server does: its address, HEAD, the keys as
   const serversOf = async (publicUrl: string | undefined, host: string) => {
     const { app } = buildApp({
       store: server.store,
+      blobs: server.blobs,
       secrets: createSecretBox(TEST_SECRET),
       logger: createLogger('silent'),
       publicUrl,

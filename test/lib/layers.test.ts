@@ -41,8 +41,8 @@ const RULES: Array<[RegExp, RegExp, string]> = [
   [/^store\/postgres\//, /^store\/sqlite\//, 'one engine never reaches into the other'],
   [
     /^modules\//,
-    /^store\/(?!store$)/,
-    'use cases see the Store interface (store/store.ts), never SQL or an engine',
+    /^store\/(?!store$|content\/content-store$)/,
+    'use cases see the Store and ContentStore interfaces (store/store.ts, store/content/content-store.ts), never SQL or an engine',
   ],
   [/^modules\//, /^(cli|app|server)/, 'modules are called by the composition roots, never the other way'],
   [/^(?!app$|server$|cli\/)/, /\.routes$/, 'only the composition roots (app.ts) register routes'],

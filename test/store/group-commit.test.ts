@@ -12,6 +12,7 @@ import type { Transaction } from '../../src/store/sql/executor.js';
 import { applyGroup, type IngestRequest } from '../../src/store/sql/ingest.js';
 import { migrateSchema } from '../../src/store/sql/schema.js';
 import { openDatabase } from '../../src/store/sqlite/sqlite.driver.js';
+import { SQLITE_SEARCH } from '../../src/store/sqlite/sqlite.search.js';
 import { sqliteSql } from '../../src/store/sqlite/sqlite.sql.js';
 import { SQLITE_TYPES } from '../../src/store/sqlite/sqlite.store.js';
 
@@ -52,7 +53,10 @@ test('a request whose savepoint cannot be undone fails the whole group with its 
 
   // Normally a bad request (a hub that does not exist) fails alone.
   db.exec('BEGIN');
-  const outcomes = await applyGroup(tx, await lockedClock(tx), [message('2', 'a'), message('1', 'b')]);
+  const outcomes = await applyGroup(tx, await lockedClock(tx), SQLITE_SEARCH, [
+    message('2', 'a'),
+    message('1', 'b'),
+  ]);
   db.exec('COMMIT');
   assert.match(String((outcomes[0] as { failed: unknown }).failed), /FOREIGN KEY/);
   assert.equal((outcomes[1] as { stored: number }).stored, 1);
@@ -67,7 +71,7 @@ test('a request whose savepoint cannot be undone fails the whole group with its 
   };
   db.exec('BEGIN');
   await assert.rejects(
-    applyGroup(lost, await lockedClock(lost), [message('2', 'c'), message('1', 'd')]),
+    applyGroup(lost, await lockedClock(lost), SQLITE_SEARCH, [message('2', 'c'), message('1', 'd')]),
     /FOREIGN KEY/,
   );
   db.exec('ROLLBACK');

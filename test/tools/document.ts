@@ -9,6 +9,7 @@ import path from 'node:path';
 import { buildApp } from '../../src/app.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { createSecretBox } from '../../src/lib/secrets.js';
+import { FileContentStore } from '../../src/store/content/content-store.files.js';
 import { createTestStore, TEST_SECRET, tempDir } from '../helpers.js';
 
 export const REPO_ROOT = path.resolve(import.meta.dirname, '../..');
@@ -37,6 +38,9 @@ export async function servedDocument(options: { publicUrl?: string } = {}): Prom
   const store = await createTestStore();
   const { app } = buildApp({
     store: store.store,
+    // Only the document is asked for: no media are kept.
+    blobs: new FileContentStore(path.join(store.dir, 'content')),
+    runWorkers: false,
     secrets: createSecretBox(TEST_SECRET),
     logger: createLogger('silent'),
     publicUrl: options.publicUrl,

@@ -24,6 +24,7 @@ import { after, before, test } from 'node:test';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { Store } from '../../src/store/store.js';
+import { type FakeLine, startFakeLine } from '../fixtures/fake-line.js';
 import { type Receiver, startReceiver } from '../fixtures/receiver.js';
 import { freePort, type RawResponse, rawRequest, startTestServer, type TestServer } from '../helpers.js';
 import { REPO_ROOT, type ServedDocument, servedDocument, TOOL_ENV } from './document.js';
@@ -44,6 +45,8 @@ const ALL = [
   'addWebhook',
   'listWebhooks',
   'removeWebhook',
+  'getContent',
+  'searchMessages',
 ];
 unreachable(
   ALL,
@@ -86,6 +89,13 @@ const HUB = '6662225';
 const OTHER_HUB = '4242';
 const CHANNEL_SECRET = 'prism-test-channel-secret';
 const LINE_ID = 'U4af4980629a0d8f0f1b1d9a3e8b1c2d3';
+/** A hub with a LINE access token, whose media are downloaded from a local fake of LINE. */
+const MEDIA_HUB = '5150';
+const ACCESS_TOKEN = 'prism-test-access-token';
+let line: FakeLine;
+let mediaReadKey: string;
+let mediaIngestKey: string;
+let limitedMediaKey: string;
 
 let server: TestServer;
 let served: ServedDocument;
@@ -99,6 +109,7 @@ let otherHubIngestKey: string;
 let limitedReadKey: string;
 let limitedIngestKey: string;
 let limitedChangesKey: string;
+let limitedSearchKey: string;
 let adminKey: string;
 let otherHubAdminKey: string;
 let limitedAdminKey: string;
@@ -115,8 +126,23 @@ let headsSent = 0;
 
 before(async () => {
   receiver = await startReceiver();
+  line = await startFakeLine({ token: ACCESS_TOKEN });
   // Endpoints on 127.0.0.1 (the receiver) are accepted, as with CHATLOG_WEBHOOK_ALLOW_PRIVATE=true.
-  server = await startTestServer({ logLevel: 'silent', webhookAllowPrivate: true });
+  server = await startTestServer({
+    logLevel: 'silent',
+    webhookAllowPrivate: true,
+    lineApiBaseUrl: line.base,
+    lineApiDataBaseUrl: line.base,
+  });
+  await server.hubs.add(MEDIA_HUB, {
+    lineChannelSecret: CHANNEL_SECRET,
+    lineChannelAccessToken: ACCESS_TOKEN,
+  });
+  mediaReadKey = (await server.keys.issue(MEDIA_HUB, 'read', 'prism')).key;
+  mediaIngestKey = (await server.keys.issue(MEDIA_HUB, 'ingest', 'prism')).key;
+  const limitedMedia = await server.keys.issue(MEDIA_HUB, 'read', 'prism limited media');
+  await server.keys.setRateLimit(limitedMedia.summary.id, { requests: 1, perSeconds: 600 });
+  limitedMediaKey = limitedMedia.key;
   await server.hubs.add(HUB, { timeZone: 'Asia/Tokyo', lineChannelSecret: CHANNEL_SECRET });
   await server.hubs.add(OTHER_HUB, {});
   readKey = (await server.keys.issue(HUB, 'read', 'prism')).key;
@@ -133,6 +159,9 @@ before(async () => {
   const limitedChanges = await server.keys.issue(HUB, 'read', 'prism limited changes');
   await server.keys.setRateLimit(limitedChanges.summary.id, { requests: 1, perSeconds: 600 });
   limitedChangesKey = limitedChanges.key;
+  const limitedSearch = await server.keys.issue(HUB, 'read', 'prism limited search');
+  await server.keys.setRateLimit(limitedSearch.summary.id, { requests: 1, perSeconds: 600 });
+  limitedSearchKey = limitedSearch.key;
   adminKey = (await server.keys.issue(HUB, 'admin', 'prism')).key;
   otherHubAdminKey = (await server.keys.issue(OTHER_HUB, 'admin', 'prism')).key;
   const limitedAdmin = await server.keys.issue(HUB, 'admin', 'prism limited');
@@ -183,6 +212,7 @@ after(async () => {
   served?.cleanUp();
   await server?.close();
   await receiver?.close();
+  await line?.close();
 });
 
 /**
@@ -254,9 +284,12 @@ async function getThenHead(
 
 const messagesPath = (hubId: string, query: string) => `/api/line/${hubId}/messages?${query}`;
 const changesPath = (hubId: string, query = '') => `/api/line/${hubId}/changes${query ? `?${query}` : ''}`;
+const searchPath = (hubId: string, query: string) => `/api/line/${hubId}/search?${query}`;
 const webhooksPath = (hubId: string, query = '') => `/api/line/${hubId}/webhooks${query ? `?${query}` : ''}`;
 const webhookPath = (hubId: string, id: string, query = '') =>
   `/api/line/${hubId}/webhooks/${encodeURIComponent(id)}${query ? `?${query}` : ''}`;
+const contentPath = (hubId: string, id: string, query = '') =>
+  `/api/line/${hubId}/content/${id}${query ? `?${query}` : ''}`;
 const json = { 'content-type': 'application/json' };
 const bearer = (key: string) => ({ ...json, authorization: `Bearer ${key}` });
 const sign = (body: string) => createHmac('sha256', CHANNEL_SECRET).update(body).digest('base64');
@@ -279,6 +312,7 @@ function failingStore(store: Store, error: Error): () => void {
     store.contacts,
     store.changes,
     store.webhooks,
+    store.content,
   ] as object[]) {
     if (!part) continue;
     for (const name of Object.keys(part)) replace(part, name);
@@ -544,6 +578,142 @@ test('the change feed through Prism: 200, 400, 401, 403, 410, 429', async () => 
   assert.deepEqual((await feed(`cursor=${after.cursor}`, auth)).changes, []);
 });
 
+interface SearchPage {
+  results: Array<{ id: string; message: { msg: string } }>;
+  cursor: string;
+  hasMore: boolean;
+}
+
+test('search through Prism: 200, 400, 401, 403, 429', async () => {
+  const auth = { authorization: `Bearer ${readKey}` };
+  const ingested = await rawRequest(
+    server.url,
+    'POST',
+    `/ingest/line/${HUB}/messages`,
+    bearer(ingestKey),
+    JSON.stringify([
+      { lineId: LINE_ID, msg: 'ご予約ありがとうございます', id: 'prism-search-1' },
+      { lineId: LINE_ID, msg: '予約の変更', id: 'prism-search-2' },
+    ]),
+  );
+  assert.equal(ingested.status, 200);
+  const q = `q=${encodeURIComponent('予約')}`;
+  const found = async (query: string, headers: Record<string, string> = {}): Promise<SearchPage> =>
+    JSON.parse(
+      (await through('searchMessages', 200, 'GET', searchPath(HUB, query), headers)).body.toString(),
+    );
+  const all = await found(q, auth);
+  assert.deepEqual(
+    all.results.map((r) => r.id),
+    ['prism-search-2', 'prism-search-1'],
+  );
+  assert.deepEqual(await found(`${q}&apikey=${readKey}`), all, 'the key in the query works as in the header');
+  const first = await found(`${q}&limit=1&from=2020-01-01&tz=UTC&lineId=${LINE_ID}`, auth);
+  assert.equal(first.hasMore, true);
+  const next = await found(
+    `${q}&limit=1&from=2020-01-01&tz=UTC&lineId=${LINE_ID}&cursor=${first.cursor}`,
+    auth,
+  );
+  assert.deepEqual(
+    next.results.map((r) => r.id),
+    ['prism-search-1'],
+  );
+
+  const refused = async (status: number, query: string, headers: Record<string, string>) =>
+    JSON.parse(
+      (await through('searchMessages', status, 'GET', searchPath(HUB, query), headers)).body.toString(),
+    ).error.code;
+  assert.equal(await refused(400, `${q}&apikey=${readKey}`, auth), 'ambiguous_credentials');
+  assert.equal(await refused(400, 'q=%20', auth), 'invalid_query');
+  assert.equal(await refused(400, `${q}&from=2024-05-02&to=2024-05-01`, auth), 'invalid_range');
+  assert.equal(await refused(400, `${q}&tz=Mars%2FBase`, auth), 'invalid_time_zone');
+  assert.equal(await refused(400, `${q}&cursor=garbage`, auth), 'invalid_cursor');
+  assert.equal(await refused(400, `q=other&cursor=${first.cursor}`, auth), 'invalid_cursor');
+  const noKey = 'chl_0000000000000000000000000000';
+  assert.equal(await refused(401, q, { authorization: `Bearer ${noKey}` }), 'invalid_api_key');
+  assert.equal(await refused(403, q, { authorization: `Bearer ${ingestKey}` }), 'insufficient_scope');
+  assert.equal(await refused(403, `${q}&apikey=${otherHubReadKey}`, {}), 'forbidden');
+  await found(`${q}&apikey=${limitedSearchKey}`);
+  assert.equal(await refused(429, `${q}&apikey=${limitedSearchKey}`, {}), 'rate_limited');
+});
+
+/** A signed LINE webhook with one image message to the media hub (its content held by LINE). */
+async function sendImage(messageId: string): Promise<void> {
+  const body = JSON.stringify({
+    destination: 'U0123456789abcdef0123456789abcdef',
+    events: [
+      {
+        type: 'message',
+        mode: 'active',
+        timestamp: Date.UTC(2019, 10, 3, 1, 2, 11, 120),
+        source: { type: 'user', userId: LINE_ID },
+        webhookEventId: `01FZ74A0TDDPYRVKNK77XM${messageId.slice(-4)}`,
+        deliveryContext: { isRedelivery: false },
+        message: { id: messageId, type: 'image', contentProvider: { type: 'line' } },
+      },
+    ],
+  });
+  const res = await rawRequest(
+    server.url,
+    'POST',
+    `/webhooks/line/${MEDIA_HUB}`,
+    { ...json, 'x-line-signature': sign(body) },
+    body,
+  );
+  assert.equal(res.status, 200);
+}
+
+test('media content through Prism: 200, 202, 206, 304, 400, 401, 403, 404, 416, 429', async () => {
+  const bytes = Buffer.from(Array.from({ length: 20_000 }, (_, i) => (i * 7) & 255));
+  line.setContent('770001', { bytes, contentType: 'image/jpeg' });
+  // Still downloading (LINE trickles it) while the test runs.
+  line.setContent('770002', { bytes, contentType: 'image/jpeg', trickleMs: 60_000 });
+  await sendImage('770001');
+  await sendImage('770002');
+  const auth = { authorization: `Bearer ${mediaReadKey}` };
+  const deadline = Date.now() + 20_000;
+  while ((await rawRequest(server.url, 'GET', contentPath(MEDIA_HUB, '770001'), auth)).status !== 200) {
+    assert.ok(Date.now() < deadline, 'the image was downloaded');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  // Prism 5 passes a body on as text (bytes that are not UTF-8 come out changed), so the bytes
+  // themselves are compared straight from chatlog; Prism checks status and headers.
+  const whole = await through('getContent', 200, 'GET', contentPath(MEDIA_HUB, '770001'), auth);
+  assert.equal(whole.headers['content-type'], 'image/jpeg');
+  assert.deepEqual((await rawRequest(server.url, 'GET', contentPath(MEDIA_HUB, '770001'), auth)).body, bytes);
+  const etag = String(whole.headers.etag);
+  await through('getContent', 200, 'GET', contentPath(MEDIA_HUB, '770001', `apikey=${mediaReadKey}`));
+  const part = await through('getContent', 206, 'GET', contentPath(MEDIA_HUB, '770001'), {
+    ...auth,
+    range: 'bytes=100-199',
+  });
+  assert.equal(part.headers['content-range'], `bytes 100-199/${bytes.length}`);
+  await through('getContent', 304, 'GET', contentPath(MEDIA_HUB, '770001'), {
+    ...auth,
+    'if-none-match': etag,
+  });
+  await through('getContent', 416, 'GET', contentPath(MEDIA_HUB, '770001'), {
+    ...auth,
+    range: `bytes=${bytes.length}-`,
+  });
+  const pending = await through('getContent', 202, 'GET', contentPath(MEDIA_HUB, '770002'), auth);
+  assert.match(String(pending.headers['retry-after']), /^\d+$/);
+  await through('getContent', 404, 'GET', contentPath(MEDIA_HUB, '999999'), auth);
+  await through('getContent', 400, 'GET', contentPath(MEDIA_HUB, '770001', `apikey=${mediaReadKey}`), auth);
+  await through('getContent', 401, 'GET', contentPath(MEDIA_HUB, '770001'), {
+    authorization: `Bearer chl_${'x'.repeat(43)}`,
+  });
+  // No key at all: Prism answers 401 itself (its security check), so that one goes straight to chatlog.
+  const keyless = await direct('getContent', 401, 'GET', contentPath(MEDIA_HUB, '770001'));
+  assert.equal(JSON.parse(keyless.body.toString()).error.code, 'missing_api_key');
+  await through('getContent', 403, 'GET', contentPath(MEDIA_HUB, '770001'), {
+    authorization: `Bearer ${mediaIngestKey}`,
+  });
+  await through('getContent', 403, 'GET', contentPath(MEDIA_HUB, '770001', `apikey=${otherHubReadKey}`));
+  await through('getContent', 200, 'GET', contentPath(MEDIA_HUB, '770001', `apikey=${limitedMediaKey}`));
+  await through('getContent', 429, 'GET', contentPath(MEDIA_HUB, '770001', `apikey=${limitedMediaKey}`));
+});
+
 interface Endpoint {
   id: string;
   url: string;
@@ -735,6 +905,12 @@ test('a store that cannot answer (503, with Retry-After) and an unexpected fault
       await through('removeWebhook', status, 'DELETE', webhookPath(HUB, 'whe_never'), {
         authorization: `Bearer ${adminKey}`,
       });
+      await through('getContent', status, 'GET', contentPath(MEDIA_HUB, 'never'), {
+        authorization: `Bearer ${mediaReadKey}`,
+      });
+      await through('searchMessages', status, 'GET', searchPath(HUB, 'q=x'), {
+        authorization: `Bearer ${readKey}`,
+      });
       if (status === 503) await getThenHead('ready', 'headReady', 503, '/readyz');
     } finally {
       restore();
@@ -821,6 +997,18 @@ test('the statuses a proxy cannot reach, asked of chatlog directly, answer as th
     assert.equal(JSON.parse(res.body.toString()).error.code, code, query);
   }
   await direct('getChanges', 400, 'GET', changesPath('abc'), feedKey);
+  for (const [query, code] of [
+    ['', 'invalid_query'],
+    ['q=x&limit=0', 'invalid_limit'],
+    ['q=x&limit=101', 'invalid_limit'],
+    ['q=x&from=2023-02-29', 'invalid_date'],
+    ['q=x&q=y', 'duplicate_parameter'],
+  ] as const) {
+    const res = await direct('searchMessages', 400, 'GET', searchPath(HUB, query), feedKey);
+    assert.equal(JSON.parse(res.body.toString()).error.code, code, query);
+  }
+  const keylessSearch = await direct('searchMessages', 401, 'GET', searchPath(HUB, 'q=x'));
+  assert.equal(JSON.parse(keylessSearch.body.toString()).error.code, 'missing_api_key');
   // No key at all: Prism answers 401 itself (its security check: neither bearerKey nor queryKey).
   const keyless = await direct('getChanges', 401, 'GET', changesPath(HUB));
   assert.equal(JSON.parse(keyless.body.toString()).error.code, 'missing_api_key');
@@ -900,6 +1088,7 @@ test('the statuses a proxy cannot reach, asked of chatlog directly, answer as th
     ['recordMessages', messages],
     ['linkContact', contact],
     ['getChanges', changesPath(HUB, `apikey=${readKey}`)],
+    ['searchMessages', searchPath(HUB, `q=x&apikey=${readKey}`)],
   ] as const) {
     await direct(operationId, 405, 'DELETE', url);
   }
@@ -915,9 +1104,18 @@ test('the statuses a proxy cannot reach, asked of chatlog directly, answer as th
   await direct('recordMessages', 431, 'POST', messages, large);
   await direct('linkContact', 431, 'PUT', contact, large);
   await direct('getChanges', 431, 'GET', changesPath(HUB, `apikey=${readKey}`), large);
+  await direct('searchMessages', 431, 'GET', searchPath(HUB, `q=x&apikey=${readKey}`), large);
   await direct('addWebhook', 431, 'POST', hooks, { ...bearer(adminKey), ...large }, '{}');
   await direct('listWebhooks', 431, 'GET', hooks, { ...adminAuth, ...large });
   await direct('removeWebhook', 431, 'DELETE', webhookPath(HUB, 'whe_never'), { ...adminAuth, ...large });
+  await direct('getContent', 431, 'GET', contentPath(MEDIA_HUB, 'never'), {
+    authorization: `Bearer ${mediaReadKey}`,
+    ...large,
+  });
+  const contentRefused = await direct('getContent', 405, 'DELETE', contentPath(MEDIA_HUB, 'never'), {
+    authorization: `Bearer ${mediaReadKey}`,
+  });
+  assert.equal(contentRefused.headers.allow, 'GET');
   await direct('health', 431, 'GET', '/healthz', large);
   await direct('ready', 431, 'GET', '/readyz', large);
 });

@@ -49,6 +49,16 @@ const TAGS = [
     description:
       "The change feed: every change to a hub's messages and contacts after a cursor, deletions included, with a key of scope read.",
   },
+  {
+    name: 'content',
+    description:
+      'Media: the bytes of images, videos, audio and files LINE held, kept by chatlog, with a key of scope read.',
+  },
+  {
+    name: 'search',
+    description:
+      "Search: a hub's messages that contain every word of a query (Japanese without spaces, half-width kana and full-width Latin included), newest first, with a key of scope read.",
+  },
   { name: 'health', description: 'Liveness and readiness, for load balancers and orchestrators.' },
 ];
 
@@ -89,7 +99,7 @@ function parameters(schema: unknown, where: 'path' | 'query' | 'header', refs: M
 }
 
 function response(entry: unknown, refs: Map<string, string>, withBody: boolean): JsonObject {
-  const { description, headers, examples, ...schema } = isObject(entry) ? entry : {};
+  const { description, headers, examples, content, ...schema } = isObject(entry) ? entry : {};
   const answer: JsonObject = { description: description ?? '' };
   answer.headers = {
     'Cache-Control': CACHE_CONTROL,
@@ -100,7 +110,10 @@ function response(entry: unknown, refs: Map<string, string>, withBody: boolean):
       }),
     ),
   };
-  if (withBody && schema.type !== 'null') {
+  if (withBody && isObject(content)) {
+    // Not JSON (the bytes of a file, say): the route names its media types itself.
+    answer.content = content;
+  } else if (withBody && schema.type !== 'null') {
     answer.content = {
       'application/json': {
         schema: withRefs(schema, refs),

@@ -4,7 +4,7 @@
  * a message type chatlog does not know yet is kept with its type name, never dropped.
  */
 import { isStorableInstant } from '../../lib/calendar.js';
-import type { IngestOperation, SourceKind } from '../../store/store.js';
+import type { ContentKind, ContentRequest, IngestOperation, SourceKind } from '../../store/store.js';
 
 export class InvalidWebhookBody extends Error {}
 
@@ -20,6 +20,24 @@ function optionalString(value: unknown): string | undefined {
 
 function capitalized(type: string): string {
   return type.charAt(0).toUpperCase() + type.slice(1);
+}
+
+const CONTENT_KINDS: ReadonlySet<string> = new Set<ContentKind>(['image', 'video', 'audio', 'file']);
+
+/**
+ * The content LINE holds for a message, which chatlog downloads and keeps (CONTRACT §11): images,
+ * videos, audio and files, unless `contentProvider.type` says it is elsewhere (`external`).
+ */
+export function heldContent(message: Json): ContentRequest | undefined {
+  if (typeof message.id !== 'string' || typeof message.type !== 'string' || !CONTENT_KINDS.has(message.type))
+    return undefined;
+  const provider = message.contentProvider;
+  if (isObject(provider) && provider.type !== undefined && provider.type !== 'line') return undefined;
+  return {
+    lineMessageId: message.id,
+    kind: message.type as ContentKind,
+    fileName: message.type === 'file' ? (optionalString(message.fileName) ?? null) : null,
+  };
 }
 
 /** `msg` of a LINE message as CONTRACT §3 renders it; absent values leave their line out. */
@@ -121,6 +139,7 @@ export function translateWebhook(body: unknown, now: number): WebhookTranslation
           throw new InvalidWebhookBody(`events[${index}].message must have a string id and type`);
         }
         const { contentType, msg } = renderLineMessage(message);
+        const content = heldContent(message);
         operations.push({
           kind: 'message',
           lineId: source.lineId ?? '',
@@ -132,6 +151,7 @@ export function translateWebhook(body: unknown, now: number): WebhookTranslation
           id: message.id,
           // Kept as LINE sent them, for the change feed (CONTRACT §9).
           line: JSON.stringify({ source: event.source, message }),
+          ...(content ? { content } : {}),
           sourceKind: source.kind,
           sourceChatId: source.chatId,
         });

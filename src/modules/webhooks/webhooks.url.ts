@@ -4,8 +4,9 @@
  * CHATLOG_WEBHOOK_ALLOW_PRIVATE=true also to private and loopback addresses, and `http` to those
  * only. Link-local, cloud metadata, multicast, reserved and documentation addresses are never
  * reached. The name is resolved and every address checked when the endpoint is added, and again at
- * each delivery through `guardedLookup`, which also hands the connection the checked address (a
- * name that changes its answer between check and connect is checked on the address used).
+ * each delivery; a connection goes only to a checked address (`guardedLookup` checks and hands it
+ * the address, `pinnedLookup` hands it one checkedAddresses allowed), so a name that changes its
+ * answer between check and connect is checked on the address used.
  */
 import dns from 'node:dns';
 import net from 'node:net';
@@ -150,20 +151,34 @@ export async function checkEndpointUrl(
       reason: 'the URL must be https (http to a private address needs CHATLOG_WEBHOOK_ALLOW_PRIVATE=true)',
     };
   }
-  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  const checked = await checkedAddresses(url.hostname, url.protocol, policy, resolve);
+  return checked.ok ? { ok: true, url } : checked;
+}
+
+/**
+ * Every address `hostname` (a name, or an address, bracketed or not) has now, each allowed under
+ * the policy; or why not, naming the address refused.
+ */
+export async function checkedAddresses(
+  hostname: string,
+  scheme: 'http:' | 'https:',
+  policy: UrlPolicy,
+  resolve: Resolve = resolveAll,
+): Promise<{ ok: true; addresses: string[] } | { ok: false; reason: string }> {
+  const host = hostname.replace(/^\[(.*)\]$/, '$1');
   let addresses: string[];
   try {
     addresses = net.isIP(host) ? [host] : await resolve(host);
   } catch {
-    return { ok: false, reason: `${url.hostname} does not resolve` };
+    return { ok: false, reason: `${hostname} does not resolve` };
   }
-  if (addresses.length === 0) return { ok: false, reason: `${url.hostname} does not resolve` };
+  if (addresses.length === 0) return { ok: false, reason: `${hostname} does not resolve` };
   for (const address of addresses) {
-    const problem = addressProblem(address, url.protocol, policy);
+    const problem = addressProblem(address, scheme, policy);
     // A name says which address it resolved to; an address speaks for itself.
-    if (problem) return { ok: false, reason: address === host ? problem : `${url.hostname}: ${problem}` };
+    if (problem) return { ok: false, reason: address === host ? problem : `${hostname}: ${problem}` };
   }
-  return { ok: true, url };
+  return { ok: true, addresses };
 }
 
 type LookupCallback = (
@@ -172,11 +187,20 @@ type LookupCallback = (
   family?: number,
 ) => void;
 
+/** A `lookup` that connects to the first of addresses already checked (checkedAddresses). */
+export function pinnedLookup(addresses: readonly string[]) {
+  const first = addresses[0] ?? '';
+  return (_host: string, options: dns.LookupOptions, callback: LookupCallback): void => {
+    if (options.all) callback(null, [{ address: first, family: net.isIP(first) }]);
+    else callback(null, first, net.isIP(first));
+  };
+}
+
 /**
  * A `lookup` for http(s).request at delivery: resolves the name, refuses the connection when any
  * address may not be reached, and otherwise connects to the first, checked address. Use it with a
- * connection per delivery (`agent: false`) or an agent of the endpoint's own: a pooled connection
- * is reused without a look-up. Node connects to an IP address written in the URL without calling
+ * connection per delivery (`agent: false`): a pooled connection is reused without a look-up (with
+ * a pool, check each delivery with checkedAddresses and connect with pinnedLookup). Node connects to an IP address written in the URL without calling
  * it at all: check such a host with `addressProblem` first (attemptDelivery does).
  */
 export function guardedLookup(scheme: 'http:' | 'https:', policy: UrlPolicy, resolve: Resolve = resolveAll) {

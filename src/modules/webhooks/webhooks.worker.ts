@@ -5,13 +5,16 @@
  * - Dispatch runs when a change commits (the store's onChange: this node's commits, and every
  *   node's on PostgreSQL) and on a sweep every few seconds (changes another process committed to a
  *   SQLite file, notifications lost while a connection was down).
- * - Each endpoint with due deliveries has a loop of its own: lease a batch, send it (several at once),
+ * - Each endpoint with due deliveries has a loop of its own, with connections kept while it runs:
+ *   lease a batch, send it (several at once),
  *   store the outcomes in one write, again until nothing is due; then sleep until the next retry
  *   is due or new work comes. A slow or failing endpoint holds only its own loop: never another
  *   endpoint's deliveries, and never the write path (webhooks and ingest do not wait for it).
  * - A change deleted before its delivery (an unsend, an erasure) is not sent: its delivery is
  *   `skipped`. A retry of one change never holds back the next: each has its own schedule.
  */
+
+import type http from 'node:http';
 import type { FastifyBaseLogger } from 'fastify';
 import { formatTimestamp } from '../../lib/calendar.js';
 import type { SecretBox } from '../../lib/secrets.js';
@@ -23,7 +26,7 @@ import type {
   WebhookEndpoint,
 } from '../../store/store.js';
 import { serializeChange } from '../changes/changes.serializer.js';
-import { type AttemptResult, attemptDelivery, retryDelayMs } from './webhooks.delivery.js';
+import { type AttemptResult, attemptDelivery, endpointAgent, retryDelayMs } from './webhooks.delivery.js';
 import type { Resolve, UrlPolicy } from './webhooks.url.js';
 
 /** Attempts one endpoint's loop makes at once. */
@@ -179,6 +182,8 @@ export class WebhookWorker {
     const endpoint = await store.webhooks.get(endpointId);
     if (!endpoint || endpoint.disabledAt !== null) return;
     const secret = this.options.secrets.decrypt(endpoint.secretEncrypted);
+    // Connections kept for this run of the loop only (each attempt is still checked first).
+    const agent = endpointAgent(endpoint.url, IN_FLIGHT_PER_ENDPOINT);
     const leaseMs = this.options.timeoutMs + LEASE_MARGIN_MS;
     const settled: DeliverySettlement[] = [];
     let inFlight = 0;
@@ -201,7 +206,7 @@ export class WebhookWorker {
           const changes = await this.changesOf(endpoint.hubId, leased);
           for (const delivery of leased) {
             inFlight += 1;
-            void this.attempt(endpoint, secret, delivery, changes.get(delivery.seq)).then((result) => {
+            void this.attempt(endpoint, secret, agent, delivery, changes.get(delivery.seq)).then((result) => {
               inFlight -= 1;
               if (result.lastStatus === 410 && result.state === 'failed') gone = true;
               settled.push(result);
@@ -222,6 +227,7 @@ export class WebhookWorker {
       }
       while (inFlight > 0) await new Promise<void>((resolve) => (wake = resolve));
     } finally {
+      agent.destroy();
       await flush();
     }
     if (gone) {
@@ -265,6 +271,7 @@ export class WebhookWorker {
   private async attempt(
     endpoint: WebhookEndpoint,
     secret: string,
+    agent: http.Agent,
     delivery: LeasedDelivery,
     change: Change | undefined,
   ): Promise<DeliverySettlement> {
@@ -274,7 +281,12 @@ export class WebhookWorker {
     const result = await attemptDelivery(
       { url: endpoint.url, secret },
       { id: `${endpoint.hubId}:${change.seq}`, body },
-      { policy: this.options.policy, timeoutMs: this.options.timeoutMs, resolve: this.options.resolve },
+      {
+        policy: this.options.policy,
+        timeoutMs: this.options.timeoutMs,
+        resolve: this.options.resolve,
+        agent,
+      },
     );
     return this.afterAttempt(delivery, result);
   }

@@ -9,6 +9,7 @@ import type pg from 'pg';
 import { assignedMessageId, type FeedClock, MESSAGE_ID } from '../sql/changes.js';
 import type { IngestRequest } from '../sql/ingest.js';
 import type { IngestOperation, IngestOutcome } from '../store.js';
+import { INSERT_SEARCH_ROWS, searchRowParams } from './postgres.search.js';
 
 /** True when the fast path can take the group. */
 export const onlyMessages = (group: readonly IngestRequest[]) =>
@@ -35,7 +36,13 @@ export async function storeMessagesInOneStatement(
     item.operations.map((op) => ({ item, op: op as MessageOp, seq: clock.next(item.hubId) })),
   );
   const natural = (op: MessageOp) => MESSAGE_ID.test(op.id ?? '');
-  const result = await client.query<{ kind: 'c' | 'm'; hub_id: string; ref: string }>(
+  const result = await client.query<{
+    kind: 'c' | 'm';
+    hub_id: string;
+    ref: string;
+    id: number | null;
+    msg: string | null;
+  }>(
     `WITH x AS (
        SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[],
                             $7::text[], $8::text[], $9::text[], $10::bigint[], $11::text[], $12::text[],
@@ -64,9 +71,9 @@ export async function storeMessagesInOneStatement(
        WHERE NOT EXISTS (SELECT 1 FROM unsent_messages AS u WHERE u.hub_id = x.h AND u.source_id = x.sid)
        ORDER BY x.o
        ON CONFLICT (hub_id, source_id) DO NOTHING
-       RETURNING hub_id, source_id)
-     SELECT 'c' AS kind, hub_id, line_id AS ref FROM created
-     UNION ALL SELECT 'm', hub_id, source_id FROM message`,
+       RETURNING id, hub_id, source_id, msg)
+     SELECT 'c' AS kind, hub_id, line_id AS ref, NULL::bigint AS id, NULL::text AS msg FROM created
+     UNION ALL SELECT 'm', hub_id, source_id, id, msg FROM message`,
     [
       all.map(({ item }) => item.hubId),
       all.map(({ op }) => op.lineId),
@@ -90,6 +97,17 @@ export async function storeMessagesInOneStatement(
     if (row.kind === 'c') createdContacts.add(`${row.hub_id}\u0000${row.ref}`);
     else newRows.add(`${row.hub_id}\u0000${row.ref}`);
   }
+  // Searchable once answered: the new messages' index rows in one more statement (./postgres.search.ts).
+  const indexed = result.rows.flatMap((row) =>
+    row.kind === 'm' && row.id !== null
+      ? [{ id: Number(row.id), hubId: row.hub_id, msg: row.msg ?? '' }]
+      : [],
+  );
+  if (indexed.length > 0) await client.query(INSERT_SEARCH_ROWS, searchRowParams(indexed));
+  await queueNewContent(
+    client,
+    all.filter(({ item, op }) => op.content && newRows.has(`${item.hubId}\u0000${op.sourceId}`)),
+  );
   // Credit each new row, and each new contact, to the first request that brought it.
   return group.map((item) => {
     const outcome: IngestOutcome = { stored: 0, duplicates: 0, removed: 0, contactsCreated: [] };
@@ -102,4 +120,29 @@ export async function storeMessagesInOneStatement(
     }
     return outcome;
   });
+}
+
+/** The downloads of the media messages the statement stored (../sql/content.ts queueContent), in one more. */
+async function queueNewContent(
+  client: pg.ClientBase,
+  stored: ReadonlyArray<{ item: IngestRequest; op: Extract<IngestOperation, { kind: 'message' }> }>,
+): Promise<void> {
+  if (stored.length === 0) return;
+  await client.query(
+    `INSERT INTO content_items (hub_id, message_id, line_message_id, kind, file_name, state,
+       next_attempt_at, created_at, updated_at)
+     SELECT m.hub_id, m.public_id, x.lm, x.k, x.f, 'pending', x.now, x.now, x.now
+     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[])
+       AS x(h, sid, lm, k, f, now)
+     JOIN messages AS m ON m.hub_id = x.h AND m.source_id = x.sid
+     ON CONFLICT DO NOTHING`,
+    [
+      stored.map(({ item }) => item.hubId),
+      stored.map(({ op }) => op.sourceId),
+      stored.map(({ op }) => op.content?.lineMessageId ?? ''),
+      stored.map(({ op }) => op.content?.kind ?? ''),
+      stored.map(({ op }) => op.content?.fileName ?? null),
+      stored.map(({ item }) => item.now),
+    ],
+  );
 }

@@ -7,6 +7,7 @@ import { assignedMessageId, type FeedClock } from '../sql/changes.js';
 import type { Transaction } from '../sql/executor.js';
 import { hubExists } from '../sql/hubs.js';
 import type { ImportMessage, ImportOutcome } from '../store.js';
+import { INSERT_SEARCH_ROWS, searchRowParams } from './postgres.search.js';
 
 /**
  * Call inside a write transaction on `client` (whose statements `tx` runs) that holds the hub
@@ -72,7 +73,7 @@ export async function importIntoPostgres(
     let pending = batch.map((message, i) => ({ message, seq: seqs[i] ?? 0, attempt: 0 }));
     let inserted = 0;
     while (pending.length > 0) {
-      const result = await client.query<{ source_id: string }>(
+      const result = await client.query<{ id: number; msg: string }>(
         `INSERT INTO messages (hub_id, contact_id, created_at, sender, msg, content_type, source_id, seq,
                                changed_at, public_id)
          SELECT $1, c, t, s, m, ct, sid, q, $9, pid
@@ -80,7 +81,8 @@ export async function importIntoPostgres(
                      $8::bigint[], $10::text[])
            WITH ORDINALITY AS x(c, t, s, m, ct, sid, q, pid, o)
          ORDER BY o
-         ON CONFLICT DO NOTHING`,
+         ON CONFLICT DO NOTHING
+         RETURNING id, msg`,
         [
           hubId,
           pending.map(({ message }) => idOf.get(message.lineId)),
@@ -95,6 +97,11 @@ export async function importIntoPostgres(
         ],
       );
       inserted += result.rowCount ?? 0;
+      // Indexed in the import's transaction, as every message is (../sql/search.ts).
+      if (result.rows.length > 0) {
+        const rows = result.rows.map((row) => ({ id: Number(row.id), hubId, msg: row.msg }));
+        await client.query(INSERT_SEARCH_ROWS, searchRowParams(rows));
+      }
       if ((result.rowCount ?? 0) === pending.length) break;
       // Some were not stored: already there (a re-import), or their id is another message's.
       const there = await client.query<{ source_id: string }>(

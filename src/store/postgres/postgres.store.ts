@@ -7,14 +7,15 @@
 import pg from 'pg';
 import Cursor from 'pg-cursor';
 import * as answer from '../sql/answers.js';
-import type { FeedClock } from '../sql/changes.js';
-import type { Sql, Transaction } from '../sql/executor.js';
+import { FEED_SQL, type FeedClock, type FeedTuple, feedParams, toChange } from '../sql/changes.js';
+import { numberPlaceholders, type Sql, type Transaction } from '../sql/executor.js';
 import { type GroupOutcome, hubsOfGroup, type IngestRequest } from '../sql/ingest.js';
 import { type DdlTypes, migrateSchema } from '../sql/schema.js';
 import { SqlStore } from '../sql/sql-store.js';
-import type { ImportMessage, ImportOutcome, MessageQuery, MessageRow, PoolState } from '../store.js';
+import type { Change, ImportMessage, ImportOutcome, MessageQuery, MessageRow, PoolState } from '../store.js';
 import { onlyMessages, storeMessagesInOneStatement } from './postgres.fast-ingest.js';
 import { importIntoPostgres } from './postgres.import.js';
+import { POSTGRES_SEARCH } from './postgres.search.js';
 import { postgresSql } from './postgres.sql.js';
 import { announceChanges, PostgresWakeups } from './postgres.wakeups.js';
 
@@ -39,6 +40,7 @@ const POSTGRES_TYPES: DdlTypes = {
   allowAdminScope: `
     ALTER TABLE api_keys DROP CONSTRAINT api_keys_scope_check;
     ALTER TABLE api_keys ADD CONSTRAINT api_keys_scope_check CHECK (scope IN ('read', 'ingest', 'admin'));`,
+  search: POSTGRES_SEARCH,
 };
 
 /**
@@ -70,6 +72,17 @@ const COUNT_IN_RANGE_SQL = `
     SELECT 1 FROM messages WHERE hub_id = $1 AND created_at >= $2 AND created_at < $3 LIMIT $4
   ) AS r`;
 
+/**
+ * A feed page as a named (prepared) statement read in rows of arrays: each connection parses it once
+ * rather than on every page of a catch-up (its generic plan, like the custom one, merges the two
+ * halves' index scans by seq, with no sort), and no row object is built only to be taken apart.
+ */
+const FEED_PAGE = {
+  name: 'chatlog_feed_page',
+  text: numberPlaceholders(FEED_SQL),
+  rowMode: 'array',
+} as const;
+
 export interface PostgresStoreOptions {
   connectionString: string;
   /** A read replica for the read API's streaming answers; the primary when unset. */
@@ -97,7 +110,10 @@ export class PostgresStore extends SqlStore {
   protected readonly reads: Sql;
   protected readonly answerReads: Sql;
   protected readonly wakeups: PostgresWakeups;
+  protected readonly searchEngine = POSTGRES_SEARCH;
   protected override readonly skipLocked = ' FOR UPDATE SKIP LOCKED';
+  protected override readonly downloadLeaseLock =
+    "SELECT pg_advisory_xact_lock(hashtext('chatlog content lease')) AS locked";
   /** The connection of each open write transaction (bulk import sends arrays on it). */
   private readonly clients = new WeakMap<Transaction, pg.PoolClient>();
 
@@ -143,6 +159,15 @@ export class PostgresStore extends SqlStore {
     });
     this.pool.on('error', onError);
     this.streamPool.on('error', onError);
+  }
+
+  protected override async readFeedPage(hubId: string, afterSeq: number, limit: number): Promise<Change[]> {
+    const result = await this.pool.query<FeedTuple>({
+      ...FEED_PAGE,
+      values: feedParams(hubId, afterSeq, limit),
+      query_timeout: this.smallQueryTimeoutMs,
+    } as pg.QueryArrayConfig);
+    return result.rows.flatMap((row) => toChange(row) ?? []);
   }
 
   async migrate(): Promise<void> {

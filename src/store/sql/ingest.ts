@@ -6,7 +6,9 @@
 import type { IngestOperation, IngestOutcome } from '../store.js';
 import { assignedMessageId, type FeedClock, logChange, MESSAGE_ID } from './changes.js';
 import { contactIdOf, setFollowing } from './contacts.js';
+import { queueContent, releaseContent } from './content.js';
 import { inSavepoint, type Transaction, TransactionAborted } from './executor.js';
+import type { SearchEngine } from './search.js';
 
 export interface IngestRequest {
   hubId: string;
@@ -21,6 +23,7 @@ export type GroupOutcome = IngestOutcome | { failed: unknown };
 export async function applyIngest(
   tx: Transaction,
   clock: FeedClock,
+  search: SearchEngine,
   { hubId, operations, now }: IngestRequest,
 ): Promise<IngestOutcome> {
   const outcome: IngestOutcome = { stored: 0, duplicates: 0, removed: 0, contactsCreated: [] };
@@ -55,10 +58,10 @@ export async function applyIngest(
           if (attempt > 8) throw new Error(`no free message id for ${op.sourceId}`);
           // The id of a message that is gone is never given again.
           if (await isRetired(tx, hubId, id)) continue;
-          const stored = await tx.run(
+          const stored = await tx.get<{ id: number }>(
             `INSERT INTO messages (hub_id, contact_id, created_at, sender, msg, content_type, source_id,
                source_kind, source_chat_id, seq, changed_at, public_id, line_json)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`,
             [
               hubId,
               contact,
@@ -75,9 +78,12 @@ export async function applyIngest(
               op.line ?? null,
             ],
           );
-          if (stored > 0) {
+          if (stored) {
             outcome.stored += 1;
+            // Searchable once the request is answered: indexed in its transaction (./search.ts).
+            await search.add(tx, [{ id: Number(stored.id), hubId, msg: op.msg }]);
             clock.stored(hubId, op.createdAt);
+            if (op.content) await queueContent(tx, hubId, id, op.content, now);
             break;
           }
           // Not stored: a redelivery, or another message of the hub has that id (try the next).
@@ -100,6 +106,12 @@ export async function applyIngest(
         const removed = await tx.all<{ contact_id: number; public_id: string }>(
           'DELETE FROM messages WHERE hub_id = ? AND source_id = ? RETURNING contact_id, public_id',
           [hubId, op.sourceId],
+        );
+        await releaseContent(
+          tx,
+          hubId,
+          removed.map((message) => message.public_id),
+          now,
         );
         for (const message of removed) {
           await retireMessageId(tx, hubId, message.public_id);
@@ -149,12 +161,13 @@ export const hubsOfGroup = (group: readonly IngestRequest[]) =>
 export async function applyGroup(
   tx: Transaction,
   clock: FeedClock,
+  search: SearchEngine,
   group: readonly IngestRequest[],
 ): Promise<GroupOutcome[]> {
   const outcomes: GroupOutcome[] = [];
   for (const request of group) {
     try {
-      outcomes.push(await inSavepoint(tx, () => applyIngest(tx, clock, request)));
+      outcomes.push(await inSavepoint(tx, () => applyIngest(tx, clock, search, request)));
     } catch (error) {
       // The transaction itself is lost: every request of the group fails with what went wrong first.
       if (error instanceof TransactionAborted) throw error.original;

@@ -5,6 +5,7 @@
  * The engines differ only in type names and table options, which each engine gives as DdlTypes.
  */
 import type { Sql, Transaction } from './executor.js';
+import { fillSearchIndex, type SearchEngine } from './search.js';
 
 export interface DdlTypes {
   /** A 64-bit integer: epoch ms, ids, counters. */
@@ -22,12 +23,16 @@ export interface DdlTypes {
   isRowIdForm(expr: string): string;
   /** Statements that let api_keys.scope take `admin` (SQLite rebuilds the table; PostgreSQL swaps the check). */
   allowAdminScope: string;
+  /** The engine's search index (./search.ts). */
+  search: SearchEngine;
 }
 
 export interface Migration {
   version: number;
   name: string;
   sql(t: DdlTypes): string;
+  /** Work the SQL alone cannot do (computing index tokens in JS), run after it in the same transaction. */
+  fill?(tx: Transaction, t: DdlTypes): Promise<void>;
 }
 
 export const MIGRATIONS: readonly Migration[] = [
@@ -266,6 +271,69 @@ export const MIGRATIONS: readonly Migration[] = [
       DROP INDEX webhook_deliveries_recent;
     `,
   },
+  {
+    version: 8,
+    name: 'media kept: downloads queued with their message, content kept by SHA-256',
+    sql: (t) => `
+      -- One row per message whose content chatlog keeps (CONTRACT §11), written in the transaction
+      -- that stores the message: the durable download queue, then where its bytes are.
+      CREATE TABLE content_items (
+        hub_id TEXT NOT NULL REFERENCES hubs(id),
+        message_id TEXT NOT NULL,
+        line_message_id TEXT NOT NULL,
+        -- image, video, audio or file.
+        kind TEXT NOT NULL,
+        file_name TEXT,
+        -- pending (to download), done, gone (LINE no longer has it), failed (every attempt used).
+        state TEXT NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        next_attempt_at ${t.int64} NOT NULL,
+        leased_until ${t.int64} NOT NULL DEFAULT 0,
+        last_error TEXT,
+        sha256 TEXT,
+        media_type TEXT,
+        size ${t.int64},
+        created_at ${t.int64} NOT NULL,
+        updated_at ${t.int64} NOT NULL,
+        PRIMARY KEY (hub_id, message_id)
+      )${t.keyedTable};
+      CREATE INDEX content_items_due ON content_items(next_attempt_at) WHERE state = 'pending';
+      CREATE INDEX content_items_by_blob ON content_items(hub_id, sha256) WHERE sha256 IS NOT NULL;
+      -- Blobs that the last message holding them left (unsend, erasure, retention), written in that
+      -- transaction: the content worker deletes the bytes, unless a message holds them again.
+      CREATE TABLE content_releases (
+        hub_id TEXT NOT NULL,
+        sha256 TEXT NOT NULL,
+        released_at ${t.int64} NOT NULL,
+        PRIMARY KEY (hub_id, sha256)
+      )${t.keyedTable};
+
+      -- The bytes, when they are kept in the database (CHATLOG_CONTENT_STORE=postgres): a blob is
+      -- its chunks, in order; its row is written last, in the transaction that wrote the chunks.
+      CREATE TABLE content_blobs (
+        hub_id TEXT NOT NULL REFERENCES hubs(id),
+        sha256 TEXT NOT NULL,
+        size ${t.int64} NOT NULL,
+        chunk_size INTEGER NOT NULL,
+        created_at ${t.int64} NOT NULL,
+        PRIMARY KEY (hub_id, sha256)
+      )${t.keyedTable};
+      CREATE TABLE content_chunks (
+        hub_id TEXT NOT NULL,
+        sha256 TEXT NOT NULL,
+        n INTEGER NOT NULL,
+        bytes ${t.bytes} NOT NULL,
+        PRIMARY KEY (hub_id, sha256, n)
+      )${t.keyedTable};
+    `,
+  },
+  {
+    version: 9,
+    name: 'search index: unigrams and bigrams of each message',
+    // The tokens are made in JS (./search.ts), so existing messages are indexed by fill().
+    sql: (t) => t.search.ddl,
+    fill: (tx, t) => fillSearchIndex(tx, t.search),
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);
@@ -293,6 +361,7 @@ export async function migrateSchema(tx: Transaction, t: DdlTypes, holder: string
   for (const migration of MIGRATIONS) {
     if (migration.version <= current) continue;
     await tx.exec(migration.sql(t));
+    await migration.fill?.(tx, t);
     await tx.run('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)', [
       migration.version,
       migration.name,

@@ -26,6 +26,19 @@ import {
 import { latestMessageAt } from './answers.js';
 import { dropChangesBefore, FeedClock, feedPosition, logChange, readChangesAt, readFeed } from './changes.js';
 import { changeContact, contactIdOf, getContact } from './contacts.js';
+import {
+  claimRelease,
+  contentReleases,
+  contentStatus,
+  downloadQueueDepth,
+  extendDownload,
+  getContentItem,
+  leaseDownloads,
+  nextDownloadDue,
+  requeueMissing,
+  retryFailedDownloads,
+  settleDownload,
+} from './content.js';
 import type { Sql, Transaction } from './executor.js';
 import { answerVersions, getHub, upsertHub } from './hubs.js';
 import { applyGroup, GroupCommit, type GroupOutcome, hubsOfGroup, type IngestRequest } from './ingest.js';
@@ -39,6 +52,7 @@ import {
   setKeyRateLimit,
 } from './keys.js';
 import { LATEST_VERSION, schemaVersion } from './schema.js';
+import { type SearchEngine, searchPage } from './search.js';
 import type { Wakeups } from './wakeups.js';
 import {
   addEndpoint,
@@ -88,6 +102,8 @@ export abstract class SqlStore implements Store {
     batches: AsyncIterable<readonly ImportMessage[]>,
     now: number,
   ): Promise<ImportOutcome>;
+  /** The engine's search index (./search.ts): written with each message, read by search.page. */
+  protected abstract readonly searchEngine: SearchEngine;
   /** Closes the engine's connections, once the writes in flight are done. */
   protected abstract closeConnections(): Promise<void>;
 
@@ -96,7 +112,9 @@ export abstract class SqlStore implements Store {
 
   /** Commits a group of live writes; an engine may override it with a faster path it measured. */
   protected commitGroup(group: readonly IngestRequest[]): Promise<GroupOutcome[]> {
-    return this.writeChanges(hubsOfGroup(group), (tx, clock) => applyGroup(tx, clock, group));
+    return this.writeChanges(hubsOfGroup(group), (tx, clock) =>
+      applyGroup(tx, clock, this.searchEngine, group),
+    );
   }
 
   /**
@@ -128,6 +146,13 @@ export abstract class SqlStore implements Store {
 
   /** What a select adds to lock its rows and pass over rows another transaction holds (PostgreSQL). */
   protected readonly skipLocked: string = '';
+
+  /**
+   * A statement that makes lease transactions of downloads take turns on every node (PostgreSQL: an
+   * advisory lock), so that two nodes never both count a hub's leases before either commits and
+   * together pass its cap. SQLite has one writer: nothing.
+   */
+  protected readonly downloadLeaseLock: string = '';
 
   /** Tells the other nodes, at commit, which hubs changed (PostgreSQL); one node needs nothing. */
   protected async announce(_tx: Transaction, _hubIds: readonly string[]): Promise<void> {}
@@ -176,6 +201,10 @@ export abstract class SqlStore implements Store {
     ingest: (hubId, operations, now) => this.liveWrites.add(hubId, operations, now),
   };
 
+  search: Store['search'] = {
+    page: (query) => searchPage(this.reads, this.searchEngine, query),
+  };
+
   changes: Store['changes'] = {
     position: (hubId) => feedPosition(this.reads, hubId),
     page: (hubId, afterSeq, limit) => this.readFeedPage(hubId, afterSeq, limit),
@@ -183,6 +212,25 @@ export abstract class SqlStore implements Store {
     subscribe: (hubId) => this.wakeups.subscribe(hubId),
     onChange: (listener) => this.wakeups.listen(listener),
     dropBefore: (before) => this.write((tx) => dropChangesBefore(tx, before)),
+  };
+
+  content: Store['content'] = {
+    get: (hubId, messageId) => getContentItem(this.reads, hubId, messageId),
+    lease: (now, leasedUntil, max, perHub) =>
+      this.write(async (tx) => {
+        if (this.downloadLeaseLock) await tx.get(this.downloadLeaseLock);
+        return leaseDownloads(tx, now, leasedUntil, max, perHub);
+      }),
+    extend: (hubId, messageId, leasedUntil, until) =>
+      this.write((tx) => extendDownload(tx, hubId, messageId, leasedUntil, until)),
+    settle: (result, now) => this.write((tx) => settleDownload(tx, result, now)),
+    nextDue: () => nextDownloadDue(this.reads),
+    status: (hubId) => contentStatus(this.reads, hubId),
+    retry: (hubId, now) => this.write((tx) => retryFailedDownloads(tx, hubId, now)),
+    queueDepth: () => downloadQueueDepth(this.reads),
+    releases: (max) => contentReleases(this.reads, max),
+    claimRelease: (hubId, sha256) => this.write((tx) => claimRelease(tx, hubId, sha256)),
+    requeueMissing: (hubId, sha256, now) => this.write((tx) => requeueMissing(tx, hubId, sha256, now)),
   };
 
   webhooks: Store['webhooks'] = {

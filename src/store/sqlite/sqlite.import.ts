@@ -7,6 +7,7 @@ import type Database from 'better-sqlite3';
 import { assignedMessageId, type FeedClock } from '../sql/changes.js';
 import type { Transaction } from '../sql/executor.js';
 import { hubExists } from '../sql/hubs.js';
+import { messageTokens } from '../sql/search.js';
 import type { ImportMessage, ImportOutcome } from '../store.js';
 
 interface KnownContact {
@@ -38,6 +39,8 @@ export async function importIntoSqlite(
        changed_at, public_id)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
   );
+  // The search index, in the import's transaction as for every message (sqlite.search.ts).
+  const indexMessage = db.prepare('INSERT INTO message_search (rowid, tokens) VALUES (?, ?)');
   const isStored = db.prepare('SELECT 1 FROM messages WHERE hub_id = ? AND source_id = ?').pluck();
   const logContactUpdated = db.prepare(
     `INSERT INTO changes (hub_id, seq, type, at, contact_id) VALUES (?, ?, 'contact.updated', ?, ?)`,
@@ -76,7 +79,9 @@ export async function importIntoSqlite(
       for (let attempt = 0; ; attempt++) {
         const id = assignedMessageId(message.sourceId, attempt);
         const args = [message.createdAt, message.sender, message.msg, message.contentType];
-        if (insertMessage.run(hubId, contact.id, ...args, message.sourceId, seq, now, id).changes > 0) {
+        const stored = insertMessage.run(hubId, contact.id, ...args, message.sourceId, seq, now, id);
+        if (stored.changes > 0) {
+          indexMessage.run(stored.lastInsertRowid, messageTokens(message.msg));
           outcome.inserted += 1;
           break;
         }

@@ -17,6 +17,7 @@ import { LocalWakeups } from '../sql/wakeups.js';
 import type { Change, ImportMessage, ImportOutcome, MessageQuery, MessageRow, PoolState } from '../store.js';
 import { openDatabase } from './sqlite.driver.js';
 import { importIntoSqlite } from './sqlite.import.js';
+import { SQLITE_SEARCH } from './sqlite.search.js';
 import { sqliteSql } from './sqlite.sql.js';
 
 type Db = Database.Database;
@@ -54,6 +55,7 @@ export const SQLITE_TYPES: DdlTypes = {
     DROP TABLE api_keys;
     ALTER TABLE api_keys_v5 RENAME TO api_keys;
     CREATE INDEX api_keys_by_hub ON api_keys(hub_id, created_at);`,
+  search: SQLITE_SEARCH,
 };
 
 /** The whole hub or a long range: walk contacts in first-seen order, each one's range by index. */
@@ -120,6 +122,7 @@ export class SqliteStore extends SqlStore {
   protected readonly answerReads: Sql;
   /** One process writes the file while it serves, so its own commits are all its readers wait for. */
   protected readonly wakeups = new LocalWakeups();
+  protected readonly searchEngine = SQLITE_SEARCH;
   private readonly readsDb: Db;
   private feedStatements:
     | {

@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import fc from 'fast-check';
 import { isValidLineSignature, lineSignature } from '../../../src/modules/ingest/line.signature.js';
 import {
+  heldContent,
   InvalidWebhookBody,
   renderLineMessage,
   translateWebhook,
@@ -170,4 +171,34 @@ test('a body that is not LINE shaped is refused; any JSON is either translated o
       }
     }),
   );
+});
+
+test('media whose content LINE holds are queued for download; content held elsewhere and other types are not', () => {
+  const cases: Array<[Record<string, unknown>, unknown]> = [
+    [
+      { id: '1', type: 'image', contentProvider: { type: 'line' } },
+      { lineMessageId: '1', kind: 'image', fileName: null },
+    ],
+    [
+      { id: '2', type: 'video' },
+      { lineMessageId: '2', kind: 'video', fileName: null },
+    ],
+    [
+      { id: '3', type: 'audio', contentProvider: { type: 'line' } },
+      { lineMessageId: '3', kind: 'audio', fileName: null },
+    ],
+    [
+      { id: '4', type: 'file', fileName: '見積書.pdf' },
+      { lineMessageId: '4', kind: 'file', fileName: '見積書.pdf' },
+    ],
+    [
+      { id: '5', type: 'image', contentProvider: { type: 'external', originalContentUrl: 'https://x' } },
+      undefined,
+    ],
+    [{ id: '6', type: 'text', text: 'hi' }, undefined],
+    [{ id: '7', type: 'sticker', stickerId: '1' }, undefined],
+    [{ id: '8', type: 'hologram' }, undefined],
+  ];
+  for (const [message, expected] of cases)
+    assert.deepEqual(heldContent(message), expected, JSON.stringify(message));
 });

@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import fc from 'fast-check';
 import { Webhook } from 'standardwebhooks';
 import {
   attemptDelivery,
+  endpointAgent,
   RETRY_DELAYS_MS,
   retryDelayMs,
 } from '../../../src/modules/webhooks/webhooks.delivery.js';
@@ -108,4 +109,86 @@ test('retries come after about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h (±20
     RETRY_DELAYS_MS,
     [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],
   );
+});
+
+test('with an endpoint agent, attempts share a kept connection and each is still signed and checked', async () => {
+  const agent = endpointAgent(base, 4);
+  const sockets = new Set<unknown>();
+  const count = (socket: unknown) => sockets.add(socket);
+  server.on('connection', count);
+  try {
+    received.length = 0;
+    for (const id of ['42:1', '42:2', '42:3']) {
+      const result = await attemptDelivery({ url: `${base}/ok`, secret }, { id, body }, { ...open, agent });
+      assert.deepEqual(result, { outcome: 'delivered', status: 204 });
+    }
+    assert.deepEqual(
+      received.map((r) => [r.id, r.verified]),
+      [
+        ['42:1', true],
+        ['42:2', true],
+        ['42:3', true],
+      ],
+    );
+    assert.equal(sockets.size, 1, 'one connection for the three attempts');
+    // The name now resolves to a metadata address: refused before anything is sent, kept
+    // connection or not.
+    const port = new URL(base).port;
+    let answer = ['127.0.0.1'];
+    const resolve = async () => answer;
+    const named = { url: `http://receiver.test:${port}/ok`, secret };
+    assert.equal(
+      (await attemptDelivery(named, { id: '42:4', body }, { ...open, agent, resolve })).outcome,
+      'delivered',
+    );
+    answer = ['169.254.169.254'];
+    received.length = 0;
+    const refused = await attemptDelivery(named, { id: '42:5', body }, { ...open, agent, resolve });
+    assert.equal(refused.outcome, 'failed');
+    assert.match(
+      (refused as { reason: string }).reason,
+      /receiver\.test: 169\.254\.169\.254 is a link-local, metadata/,
+    );
+    assert.deepEqual(received, []);
+  } finally {
+    server.off('connection', count);
+    agent.destroy();
+  }
+});
+
+test('a kept connection the receiver closed meanwhile is tried again once on a new one', async () => {
+  // Answers the first request of each connection and keeps it open; a second request on the
+  // same connection is dropped unread (the kernel resets it), as a receiver that timed it out.
+  const ids: string[] = [];
+  const raw = net.createServer((socket) => {
+    let requests = 0;
+    let buffered = '';
+    socket.on('data', (chunk: Buffer) => {
+      buffered += chunk.toString('latin1');
+      if (!buffered.includes('\r\n\r\n')) return;
+      requests += 1;
+      if (requests > 1) {
+        socket.resetAndDestroy();
+        return;
+      }
+      ids.push(/webhook-id: (\S+)/i.exec(buffered)?.[1] ?? '');
+      buffered = '';
+      socket.write('HTTP/1.1 204 No Content\r\nConnection: keep-alive\r\n\r\n');
+    });
+  });
+  await new Promise<void>((resolve) => raw.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(raw.address() as AddressInfo).port}/`;
+  const agent = endpointAgent(url, 4);
+  try {
+    for (const id of ['42:1', '42:2']) {
+      assert.deepEqual(await attemptDelivery({ url, secret }, { id, body }, { ...open, agent }), {
+        outcome: 'delivered',
+        status: 204,
+      });
+    }
+    assert.deepEqual(ids, ['42:1', '42:2']);
+  } finally {
+    agent.destroy();
+    raw.close();
+  }
 });

@@ -1,0 +1,210 @@
+/**
+ * Search (CONTRACT §12), written once for both engines: how a message becomes index tokens, how a
+ * query becomes the tokens every match must hold, and the page read (candidates from the index,
+ * newest first, each confirmed with the contract's exact rule before it counts).
+ *
+ * The index holds every character (unigram) and every pair of adjacent characters (bigram) of a
+ * message's normalised text, as Elasticsearch's cjk_bigram does: a term of two or more characters
+ * can only be in a message that holds all of its bigrams, a one-character term in one that holds
+ * its unigram. The tokens are ASCII words (`u` or `b` and 6 hex digits per code point), which
+ * SQLite's unicode61 tokenizer and PostgreSQL's `simple` configuration keep as they are; SQLite's
+ * trigram tokenizer and pg_trgm cannot find a two-character term by index.
+ *
+ * An engine supplies only its DDL, how it writes index rows and the condition that matches them
+ * (SearchEngine); deleting a message removes its index row in the same transaction (SQLite: a
+ * trigger; PostgreSQL: ON DELETE CASCADE).
+ */
+import { normaliseText, type SearchHit, type SearchQuery } from '../store.js';
+import type { Sql, Transaction } from './executor.js';
+
+const hex6 = (codePoint: number) => codePoint.toString(16).padStart(6, '0');
+
+/** The index tokens of one message, space-separated, each once. */
+export function messageTokens(msg: string): string {
+  const chars = Array.from(normaliseText(msg));
+  const tokens = new Set<string>();
+  for (let i = 0; i < chars.length; i++) {
+    const here = hex6(chars[i]?.codePointAt(0) ?? 0);
+    tokens.add(`u${here}`);
+    if (i + 1 < chars.length) tokens.add(`b${here}${hex6(chars[i + 1]?.codePointAt(0) ?? 0)}`);
+  }
+  return [...tokens].join(' ');
+}
+
+/** The tokens every message holding all `terms` (normalised) holds. */
+export function queryTokens(terms: readonly string[]): string[] {
+  const tokens = new Set<string>();
+  for (const term of terms) {
+    const chars = Array.from(term);
+    if (chars.length === 1) tokens.add(`u${hex6(chars[0]?.codePointAt(0) ?? 0)}`);
+    for (let i = 0; i + 1 < chars.length; i++) {
+      tokens.add(`b${hex6(chars[i]?.codePointAt(0) ?? 0)}${hex6(chars[i + 1]?.codePointAt(0) ?? 0)}`);
+    }
+  }
+  return [...tokens];
+}
+
+/** The contract's rule itself: the normalised msg contains every normalised term. */
+export const matchesAll = (msg: string, terms: readonly string[]): boolean => {
+  const text = normaliseText(msg);
+  return terms.every((term) => text.includes(term));
+};
+
+/** A message to index: its row id (messages.id), hub and text. */
+export interface IndexedMessage {
+  id: number;
+  hubId: string;
+  msg: string;
+}
+
+/** What an engine supplies: the rest is here. */
+export interface SearchEngine {
+  /** Creates the index (migration 9), empty. */
+  ddl: string;
+  /** Writes the index rows of new messages, in the caller's transaction. */
+  add(tx: Sql, messages: readonly IndexedMessage[]): Promise<void>;
+  /**
+   * A condition on `m` (messages) true for rows whose index holds every token, and its parameters;
+   * `few` when the engine found that few messages hold them, so the read should start from those
+   * rather than walk the hub's messages newest first.
+   */
+  match(reads: Sql, tokens: readonly string[]): Promise<{ sql: string; params: string[]; few: boolean }>;
+  /** `expr` written so that the planner does not read by an index of it (SQLite: `+expr`). */
+  unindexed(expr: string): string;
+}
+
+/** Index rows written per statement when a migration fills the index. */
+const FILL_BATCH = 2_000;
+/** A progress line on stderr every this many messages, for stores big enough to take a while. */
+const FILL_PROGRESS_EVERY = 100_000;
+
+/** Indexes every message already stored (migration 9), in batches, with progress for big stores. */
+export async function fillSearchIndex(tx: Transaction, engine: SearchEngine): Promise<void> {
+  const total = (await tx.get<{ n: number }>('SELECT COUNT(*) AS n FROM messages'))?.n ?? 0;
+  const report = Number(total) >= FILL_PROGRESS_EVERY;
+  let after = 0;
+  let done = 0;
+  let reported = 0;
+  for (;;) {
+    const rows = await tx.all<{ id: number; hub_id: string; msg: string }>(
+      'SELECT id, hub_id, msg FROM messages WHERE id > ? ORDER BY id LIMIT ?',
+      [after, FILL_BATCH],
+    );
+    if (rows.length === 0) break;
+    await engine.add(
+      tx,
+      rows.map((row) => ({ id: Number(row.id), hubId: row.hub_id, msg: row.msg })),
+    );
+    after = Number(rows.at(-1)?.id);
+    done += rows.length;
+    if (report && done - reported >= FILL_PROGRESS_EVERY) {
+      reported = done;
+      process.stderr.write(`chatlog: search index: ${done} of ${total} messages indexed\n`);
+    }
+  }
+  if (report) process.stderr.write(`chatlog: search index: ${done} messages indexed\n`);
+}
+
+/** Messages read newest first, without the index, before the index is asked (SearchQuery.scanFirst). */
+const SCAN_FIRST = 1_000;
+/** Candidates read per statement: a few pages, so that rare misses of the index cost one more look. */
+const MIN_BATCH = 100;
+const MAX_BATCH = 1_000;
+
+type HitTuple = {
+  id: number;
+  public_id: string;
+  created_at: number;
+  msg: string;
+  content_type: string;
+  sender: string;
+  line_id: string;
+  vid: string;
+  name: string;
+};
+
+/**
+ * One page of results, newest first (createdAt, then the row id), after `query.before`: candidates
+ * from the index in batches, each confirmed with matchesAll, until `limit` + 1 are found (the
+ * one more says whether there are more) or the candidates run out.
+ */
+export async function searchPage(
+  sql: Sql,
+  engine: SearchEngine,
+  query: SearchQuery,
+): Promise<{ hits: SearchHit[]; hasMore: boolean }> {
+  const { hubId, terms, limit } = query;
+  let contactId: number | undefined;
+  if (query.lineId !== undefined) {
+    const contact = await sql.get<{ id: number }>(
+      'SELECT id FROM contacts WHERE hub_id = ? AND line_id = ?',
+      [hubId, query.lineId],
+    );
+    if (!contact) return { hits: [], hasMore: false };
+    contactId = Number(contact.id);
+  }
+  const match = await engine.match(sql, queryTokens(terms));
+  /** The hub's messages in the query's bounds after `before`, newest first; by the index or not. */
+  const select = (byIndex: boolean) => {
+    // Few candidates: read them and sort them; many: walk the hub newest first, keeping candidates.
+    const col = (expr: string) => (byIndex && match.few ? engine.unindexed(expr) : expr);
+    return `
+    SELECT m.id, m.public_id, m.created_at, m.msg, m.content_type,
+           COALESCE(m.sender, NULLIF(c.name, ''), 'User') AS sender, c.line_id, c.vid, c.name
+    FROM messages AS m JOIN contacts AS c ON c.id = m.contact_id
+    WHERE ${col('m.hub_id')} = ? AND ${col('m.created_at')} >= ? AND ${col('m.created_at')} < ?
+      AND (${col('m.created_at')} < ? OR (${col('m.created_at')} = ? AND m.id < ?))
+      ${contactId === undefined ? '' : `AND ${col('m.contact_id')} = ?`}
+      ${byIndex ? `AND ${match.sql}` : ''}
+    ORDER BY m.created_at DESC, m.id DESC
+    LIMIT ?`;
+  };
+  const hits: SearchHit[] = [];
+  let before = query.before ?? { createdAt: Number.MAX_SAFE_INTEGER, rowId: Number.MAX_SAFE_INTEGER };
+  /** Reads one batch and keeps its matches; true when the page is decided (full, or nothing after). */
+  const readBatch = async (byIndex: boolean, size: number): Promise<{ done: boolean; hasMore: boolean }> => {
+    const rows = await sql.all<HitTuple>(select(byIndex), [
+      hubId,
+      query.fromMs ?? Number.MIN_SAFE_INTEGER,
+      query.toMsExclusive ?? Number.MAX_SAFE_INTEGER,
+      before.createdAt,
+      before.createdAt,
+      before.rowId,
+      ...(contactId === undefined ? [] : [contactId]),
+      ...(byIndex ? match.params : []),
+      size,
+    ]);
+    for (const row of rows) {
+      if (!matchesAll(row.msg, terms)) continue;
+      if (hits.length === limit) return { done: true, hasMore: true };
+      const createdAt = Number(row.created_at);
+      hits.push({
+        rowId: Number(row.id),
+        id: row.public_id,
+        lineId: row.line_id,
+        vid: row.vid,
+        name: row.name,
+        message: { sender: row.sender, msg: row.msg, contentType: row.content_type, createdAt },
+      });
+    }
+    const last = rows.at(-1);
+    if (rows.length < size || !last) return { done: true, hasMore: false };
+    before = { createdAt: Number(last.created_at), rowId: Number(last.id) };
+    return { done: false, hasMore: false };
+  };
+  // The newest messages first, without the index: a common word fills the page from a few hundred
+  // rows, which costs less than gathering its many candidates from the index (bench, 2M hub).
+  // In two steps: a page's worth of a common word is usually in the first few hundred.
+  const scanFirst = query.scanFirst ?? SCAN_FIRST;
+  const firstStep = Math.min(scanFirst, 10 * (limit + 1));
+  for (const size of [firstStep, scanFirst - firstStep]) {
+    if (size <= 0) continue;
+    const page = await readBatch(false, size);
+    if (page.done) return { hits, hasMore: page.hasMore };
+  }
+  const batch = Math.min(MAX_BATCH, Math.max(MIN_BATCH, 2 * (limit + 1)));
+  for (;;) {
+    const page = await readBatch(true, batch);
+    if (page.done) return { hits, hasMore: page.hasMore };
+  }
+}
