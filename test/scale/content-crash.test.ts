@@ -6,24 +6,15 @@
  * exactly LINE's bytes. Runs on either store (files under a SQLite data directory, or PostgreSQL).
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { openContentStore } from '../../src/store/content/open.js';
 import { type FakeLine, startFakeLine } from '../fixtures/fake-line.js';
 import { body, messageEvent, signed } from '../fixtures/line.js';
-import {
-  createTestStore,
-  freePort,
-  rawRequest,
-  type TestStore,
-  waitForStderr,
-  withoutSettings,
-} from '../helpers.js';
+import { killHard, startServe, stop } from '../fixtures/serve.js';
+import { createTestStore, freePort, rawRequest, type TestStore, withoutSettings } from '../helpers.js';
 
-const BIN = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin', 'chatlog');
 const HUB = '4301';
 const SECRET = 'c0ffee00c0ffee00c0ffee00c0ffee00';
 const TOKEN = 'crash-test-channel-access-token';
@@ -35,34 +26,12 @@ let line: FakeLine;
 let read = '';
 const stderr: string[] = [];
 
-async function startServe(port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--workers', '1'], {
-    env: {
-      ...withoutSettings(),
-      ...t.env,
-      PORT: String(port),
-      LOG_LEVEL: 'warn',
-      LINE_API_DATA_BASE_URL: line.base,
-    },
-    stdio: ['ignore', 'ignore', 'pipe'],
+function startNode(port: number): Promise<ChildProcess> {
+  return startServe({
+    port,
+    env: { ...withoutSettings(), ...t.env, LINE_API_DATA_BASE_URL: line.base },
+    stderr,
   });
-  child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk.toString()));
-  await waitForStderr(child, 'listening on');
-  return child;
-}
-
-async function killHard(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGKILL');
-  await exited;
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  await exited;
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -113,7 +82,7 @@ test('Crash in the middle of a large download: after restart the item completes,
   line.setContent(LINE_ID, { size: SIZE, seed: SEED, contentType: 'video/mp4', trickleMs: 20_000 });
   const expected = line.expectedSha256(LINE_ID);
   const port = await freePort();
-  let server = await startServe(port);
+  let server = await startNode(port);
   try {
     const raw = body([messageEvent({ id: LINE_ID, type: 'file', fileName: 'big.bin', fileSize: SIZE })]);
     const res = await rawRequest(
@@ -152,7 +121,7 @@ test('Crash in the middle of a large download: after restart the item completes,
 
     // LINE is quick now; the restarted node takes the item once the dead node's lease lapses (15 s).
     line.setContent(LINE_ID, { size: SIZE, seed: SEED, contentType: 'video/mp4' });
-    server = await startServe(port);
+    server = await startNode(port);
     const pending = await contentOf(port);
     assert.deepEqual(pending, { status: 202, code: 'content_pending' }, 'still to come, never partial bytes');
 

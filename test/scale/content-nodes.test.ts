@@ -6,11 +6,9 @@
  * PostgreSQL only (several nodes need it), as test/scale/outbox-nodes.test.ts: its own schema.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { createSecretBox } from '../../src/lib/secrets.js';
 import { PER_HUB } from '../../src/modules/content/content.worker.js';
 import { HubService } from '../../src/modules/hubs/hubs.usecases.js';
@@ -18,16 +16,9 @@ import { KeyService } from '../../src/modules/keys/keys.usecases.js';
 import { PostgresStore } from '../../src/store/postgres/postgres.store.js';
 import { type FakeLine, type FakeLineRequest, startFakeLine } from '../fixtures/fake-line.js';
 import { body, messageEvent, signed } from '../fixtures/line.js';
-import {
-  freePort,
-  rawRequest,
-  TEST_DATABASE_URL,
-  TEST_SECRET,
-  waitForStderr,
-  withoutSettings,
-} from '../helpers.js';
+import { startServe, stop } from '../fixtures/serve.js';
+import { freePort, rawRequest, TEST_DATABASE_URL, TEST_SECRET, withoutSettings } from '../helpers.js';
 
-const BIN = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin', 'chatlog');
 const schema = `chatlog_test_content_nodes_${process.pid}`;
 const CHANNEL_SECRET = 'a11ce0ffee0ddba11deadbeef0654321';
 const TOKEN = 'nodes-test-channel-access-token';
@@ -46,33 +37,18 @@ interface Node {
 
 async function startNode(): Promise<Node> {
   const port = await freePort();
-  const child = spawn(process.execPath, [BIN, 'serve', '--workers', '1', '--port', String(port)], {
-    env: {
-      ...withoutSettings(),
-      DATABASE_URL: TEST_DATABASE_URL,
-      CHATLOG_PG_SCHEMA: schema,
-      CHATLOG_SECRET: TEST_SECRET,
-      LOG_LEVEL: 'warn',
-      LINE_API_DATA_BASE_URL: line.base,
-    },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk.toString()));
-  await waitForStderr(child, 'listening on');
-  return { child, url: `http://127.0.0.1:${port}` };
+  const env = {
+    ...withoutSettings(),
+    DATABASE_URL: TEST_DATABASE_URL,
+    CHATLOG_PG_SCHEMA: schema,
+    CHATLOG_SECRET: TEST_SECRET,
+    LINE_API_DATA_BASE_URL: line.base,
+  };
+  return { child: await startServe({ port, env, stderr }), url: `http://127.0.0.1:${port}` };
 }
 
 async function stopNodes(nodes: Node[]): Promise<void> {
-  await Promise.all(
-    nodes.map(({ child }) =>
-      child.exitCode !== null || child.signalCode !== null
-        ? undefined
-        : new Promise((resolve) => {
-            child.once('exit', resolve);
-            child.kill('SIGTERM');
-          }),
-    ),
-  );
+  await Promise.all(nodes.map(({ child }) => stop(child)));
 }
 
 /** The content's status, and for 200 the SHA-256 of its body. */

@@ -4,18 +4,16 @@
  * in time is sent each change once, not once per node.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
-import path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import { after, before, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { createSecretBox } from '../../src/lib/secrets.js';
 import { HubService } from '../../src/modules/hubs/hubs.usecases.js';
 import { KeyService } from '../../src/modules/keys/keys.usecases.js';
 import { PostgresStore } from '../../src/store/postgres/postgres.store.js';
 import { type Receiver, startReceiver } from '../fixtures/receiver.js';
-import { freePort, TEST_DATABASE_URL, TEST_SECRET, waitForStderr, withoutSettings } from '../helpers.js';
+import { startServe, stop } from '../fixtures/serve.js';
+import { freePort, TEST_DATABASE_URL, TEST_SECRET, withoutSettings } from '../helpers.js';
 
-const BIN = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin', 'chatlog');
 const schema = `chatlog_test_outbox_nodes_${process.pid}`;
 let store: PostgresStore;
 let hubs: HubService;
@@ -30,34 +28,19 @@ interface Node {
 
 async function startNode(timeoutMs: number): Promise<Node> {
   const port = await freePort();
-  const child = spawn(process.execPath, [BIN, 'serve', '--workers', '1', '--port', String(port)], {
-    env: {
-      ...withoutSettings(),
-      DATABASE_URL: TEST_DATABASE_URL,
-      CHATLOG_PG_SCHEMA: schema,
-      CHATLOG_SECRET: TEST_SECRET,
-      LOG_LEVEL: 'warn',
-      CHATLOG_WEBHOOK_ALLOW_PRIVATE: 'true',
-      CHATLOG_WEBHOOK_TIMEOUT_MS: String(timeoutMs),
-    },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk.toString()));
-  await waitForStderr(child, 'listening on');
-  return { child, url: `http://127.0.0.1:${port}` };
+  const env = {
+    ...withoutSettings(),
+    DATABASE_URL: TEST_DATABASE_URL,
+    CHATLOG_PG_SCHEMA: schema,
+    CHATLOG_SECRET: TEST_SECRET,
+    CHATLOG_WEBHOOK_ALLOW_PRIVATE: 'true',
+    CHATLOG_WEBHOOK_TIMEOUT_MS: String(timeoutMs),
+  };
+  return { child: await startServe({ port, env, stderr }), url: `http://127.0.0.1:${port}` };
 }
 
 async function stopNodes(nodes: Node[]): Promise<void> {
-  await Promise.all(
-    nodes.map(({ child }) =>
-      child.exitCode !== null || child.signalCode !== null
-        ? undefined
-        : new Promise((resolve) => {
-            child.once('exit', resolve);
-            child.kill('SIGTERM');
-          }),
-    ),
-  );
+  await Promise.all(nodes.map(({ child }) => stop(child)));
 }
 
 const call = (node: Node, pathAndQuery: string, key: string, init: RequestInit = {}) =>

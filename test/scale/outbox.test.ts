@@ -5,14 +5,12 @@
  * Runs on either store (a SQLite data directory, or a PostgreSQL schema).
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
-import path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import { after, before, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { type Receiver, startReceiver } from '../fixtures/receiver.js';
-import { createTestStore, freePort, type TestStore, waitForStderr, withoutSettings } from '../helpers.js';
+import { killHard, startServe, stop } from '../fixtures/serve.js';
+import { createTestStore, freePort, type TestStore, withoutSettings } from '../helpers.js';
 
-const BIN = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin', 'chatlog');
 const HUB = '4101';
 let t: TestStore;
 let receiver: Receiver;
@@ -21,36 +19,15 @@ let ingestKey = '';
 let read = '';
 const stderr: string[] = [];
 
-async function startServe(port: number, workers = 1, timeoutMs = 1000): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--workers', String(workers)], {
-    env: {
-      ...withoutSettings(),
-      ...t.env,
-      PORT: String(port),
-      LOG_LEVEL: 'warn',
-      CHATLOG_WEBHOOK_ALLOW_PRIVATE: 'true',
-      // Leases last this plus 10 s.
-      CHATLOG_WEBHOOK_TIMEOUT_MS: String(timeoutMs),
-    },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk.toString()));
-  await waitForStderr(child, 'listening on');
-  return child;
-}
-
-async function killHard(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGKILL');
-  await exited;
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  await exited;
+function startNode(port: number, workers = 1, timeoutMs = 1000): Promise<ChildProcess> {
+  const env = {
+    ...withoutSettings(),
+    ...t.env,
+    CHATLOG_WEBHOOK_ALLOW_PRIVATE: 'true',
+    // Leases last this plus 10 s.
+    CHATLOG_WEBHOOK_TIMEOUT_MS: String(timeoutMs),
+  };
+  return startServe({ port, workers, env, stderr });
 }
 
 const call = (port: number, pathAndQuery: string, key: string, init: RequestInit = {}) =>
@@ -110,7 +87,7 @@ after(async () => {
 
 test('kill -9 while deliveries are pending: after a restart every change is delivered', async () => {
   const port = await freePort();
-  let server = await startServe(port);
+  let server = await startNode(port);
   try {
     const res = await call(port, `/api/line/${HUB}/webhooks`, admin, {
       method: 'POST',
@@ -135,7 +112,7 @@ test('kill -9 while deliveries are pending: after a restart every change is deli
     acknowledged.push(...(await during));
     assert.equal(receiver.received.length, 0, 'nothing was answered 2xx before the kill');
 
-    server = await startServe(port);
+    server = await startNode(port);
     receiver.answer = 204;
     receiver.delayMs = 0;
     acknowledged.push(...(await ingestRange(port, 200, 220)));
@@ -192,7 +169,7 @@ test('two server processes, one slow endpoint (2xx within the timeout) with a ba
   const hubIngest = (await t.keys.issue(hubId, 'ingest', '')).key;
   const port = await freePort();
   // Leases last 4 s + 10 s; the receiver answers 204 after 2.5 s, within the timeout.
-  const server = await startServe(port, 2, 4000);
+  const server = await startNode(port, 2, 4000);
   try {
     receiver.received.length = 0;
     receiver.attempts = 0;
