@@ -4,13 +4,7 @@
  */
 import type { AppError } from '../../lib/errors.js';
 import type { Change, Store } from '../../store/store.js';
-import {
-  type AuthorizeDeps,
-  authorize,
-  type KeyedEndpoint,
-  keyInQueryOrBearer,
-} from '../keys/keys.authorize.js';
-import { partTwoKeyErrors } from '../keys/keys.errors.js';
+import { type AuthorizeDeps, authorizePartTwo, partTwoEndpoint } from '../keys/keys.authorize.js';
 import { decodeCursor, encodeCursor } from './changes.cursor.js';
 import { changeErrors } from './changes.errors.js';
 
@@ -34,14 +28,7 @@ export const CHANGES_CHECK_ORDER = [
   'rate_limited',
 ] as const satisfies readonly AppError['code'][];
 
-const FEED_KEY_ERRORS = partTwoKeyErrors('read', 'read the change feed');
-
-const FEED = {
-  scope: 'read',
-  refusals: FEED_KEY_ERRORS,
-  readsHub: false,
-  limitFieldsOnRefusals: true,
-} as const satisfies KeyedEndpoint;
+const FEED = partTwoEndpoint('read', 'read the change feed', false);
 
 const SINGLE_VALUED = ['cursor', 'limit', 'wait'] as const;
 const WHOLE_NUMBER = /^\d{1,7}$/;
@@ -75,12 +62,10 @@ export async function checkChangesRequest(
   request: ChangesRequest,
 ): Promise<CheckedChangesRequest> {
   const params = new URLSearchParams(request.query);
-  const presented = keyInQueryOrBearer(params, request.authorization);
-  if (presented.kind === 'ambiguous') throw FEED_KEY_ERRORS.ambiguous();
-  const { refuse, admit } = await authorize(deps.authorize, {
-    presented,
+  const { refuse, admit } = await authorizePartTwo(deps.authorize, FEED, {
     hubId: request.hubId,
-    endpoint: FEED,
+    params,
+    authorization: request.authorization,
   });
   for (const name of SINGLE_VALUED) {
     if (params.getAll(name).length > 1) throw await refuse(changeErrors.duplicateParameter(name));

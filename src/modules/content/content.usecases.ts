@@ -5,13 +5,7 @@
 import type { AppError } from '../../lib/errors.js';
 import type { ContentStore } from '../../store/content/content-store.js';
 import type { ContentItem, Store } from '../../store/store.js';
-import {
-  type AuthorizeDeps,
-  authorize,
-  type KeyedEndpoint,
-  keyInQueryOrBearer,
-} from '../keys/keys.authorize.js';
-import { partTwoKeyErrors } from '../keys/keys.errors.js';
+import { type AuthorizeDeps, authorizePartTwo, partTwoEndpoint } from '../keys/keys.authorize.js';
 import { contentErrors, NOT_FOUND_REASONS } from './content.errors.js';
 
 /** The codes of the checks in their order (the OpenAPI document shows it). */
@@ -28,14 +22,7 @@ export const CONTENT_CHECK_ORDER = [
   'content_pending',
 ] as const satisfies readonly AppError['code'][];
 
-const CONTENT_KEY_ERRORS = partTwoKeyErrors('read', 'read content');
-
-const CONTENT = {
-  scope: 'read',
-  refusals: CONTENT_KEY_ERRORS,
-  readsHub: true,
-  limitFieldsOnRefusals: true,
-} as const satisfies KeyedEndpoint;
+const CONTENT = partTwoEndpoint('read', 'read content', true);
 
 const MESSAGE_ID = /^[A-Za-z0-9_-]{1,64}$/;
 /** A pending download is asked about again after this at most (the worker may be far behind). */
@@ -65,12 +52,10 @@ export interface ServableContent {
 
 export async function findContent(deps: ContentDeps, request: ContentRequest): Promise<ServableContent> {
   const params = new URLSearchParams(request.query);
-  const presented = keyInQueryOrBearer(params, request.authorization);
-  if (presented.kind === 'ambiguous') throw CONTENT_KEY_ERRORS.ambiguous();
-  const { hub, refuse, admit } = await authorize(deps.authorize, {
-    presented,
+  const { hub, refuse, admit } = await authorizePartTwo(deps.authorize, CONTENT, {
     hubId: request.hubId,
-    endpoint: CONTENT,
+    params,
+    authorization: request.authorization,
   });
   if (params.getAll('apikey').length > 1) throw await refuse(contentErrors.duplicateParameter('apikey'));
   const headers = await admit();

@@ -14,7 +14,7 @@ import type { ApiKeyRecord, Hub, KeyScope, RateLimit } from '../../store/store.j
 import { hubErrors } from '../hubs/hubs.errors.js';
 import type { HubService } from '../hubs/hubs.usecases.js';
 import { isValidHubId } from '../hubs/hubs.usecases.js';
-import type { KeyRefusals } from './keys.errors.js';
+import { type KeyRefusals, partTwoKeyErrors } from './keys.errors.js';
 import type { RateLimiter } from './keys.ratelimit.js';
 import type { KeyService } from './keys.usecases.js';
 
@@ -139,4 +139,34 @@ export async function authorize<E extends KeyedEndpoint>(
   };
   // readsHub true: the hub was read and found above; false: it is undefined.
   return { key, hub: hub as E['readsHub'] extends true ? Hub : undefined, refuse, admit };
+}
+
+/**
+ * An endpoint of CONTRACT §9-13: the key in `apikey` or `Authorization: Bearer` (not both), a good
+ * key of another scope 403, the key's rate-limit fields on every refusal once it is known.
+ * `toDo`: what the endpoint does, in its refusals' words.
+ */
+export interface PartTwoEndpoint<R extends boolean = boolean> extends KeyedEndpoint {
+  refusals: KeyRefusals & { ambiguous(): AppError };
+  readsHub: R;
+  limitFieldsOnRefusals: true;
+}
+
+export function partTwoEndpoint<R extends boolean>(
+  scope: KeyScope,
+  toDo: string,
+  readsHub: R,
+): PartTwoEndpoint<R> {
+  return { scope, refusals: partTwoKeyErrors(scope, toDo), readsHub, limitFieldsOnRefusals: true };
+}
+
+/** Rows 1 to 4 of a §9-13 endpoint for one request (the key from the query or the header). */
+export function authorizePartTwo<R extends boolean>(
+  deps: AuthorizeDeps,
+  endpoint: PartTwoEndpoint<R>,
+  request: { hubId: string; params: URLSearchParams; authorization: string | undefined },
+): Promise<Access<R extends true ? Hub : undefined>> {
+  const presented = keyInQueryOrBearer(request.params, request.authorization);
+  if (presented.kind === 'ambiguous') throw endpoint.refusals.ambiguous();
+  return authorize(deps, { presented, hubId: request.hubId, endpoint });
 }

@@ -5,13 +5,7 @@
 import { canonicalTimeZone, dayKey, dayRangeInZone, parseCalendarDay } from '../../lib/calendar.js';
 import type { AppError } from '../../lib/errors.js';
 import { normaliseText, type SearchHit, type Store } from '../../store/store.js';
-import {
-  type AuthorizeDeps,
-  authorize,
-  type KeyedEndpoint,
-  keyInQueryOrBearer,
-} from '../keys/keys.authorize.js';
-import { partTwoKeyErrors } from '../keys/keys.errors.js';
+import { type AuthorizeDeps, authorizePartTwo, partTwoEndpoint } from '../keys/keys.authorize.js';
 import { messageErrors } from '../messages/messages.errors.js';
 import { decodeSearchCursor, encodeSearchCursor, type SearchPosition } from './search.cursor.js';
 import { searchErrors } from './search.errors.js';
@@ -39,15 +33,8 @@ export const SEARCH_CHECK_ORDER = [
   'rate_limited',
 ] as const satisfies readonly AppError['code'][];
 
-const SEARCH_KEY_ERRORS = partTwoKeyErrors('read', 'search messages');
-
 /** Reads the hub: its time zone reads the days. */
-const SEARCH = {
-  scope: 'read',
-  refusals: SEARCH_KEY_ERRORS,
-  readsHub: true,
-  limitFieldsOnRefusals: true,
-} as const satisfies KeyedEndpoint;
+const SEARCH = partTwoEndpoint('read', 'search messages', true);
 
 const SINGLE_VALUED = ['q', 'from', 'to', 'tz', 'lineId', 'limit', 'cursor'] as const;
 const WHOLE_NUMBER = /^\d{1,7}$/;
@@ -95,9 +82,11 @@ export async function checkSearchRequest(
   request: SearchRequest,
 ): Promise<CheckedSearchRequest> {
   const params = new URLSearchParams(request.query);
-  const presented = keyInQueryOrBearer(params, request.authorization);
-  if (presented.kind === 'ambiguous') throw SEARCH_KEY_ERRORS.ambiguous();
-  const access = await authorize(deps.authorize, { presented, hubId: request.hubId, endpoint: SEARCH });
+  const access = await authorizePartTwo(deps.authorize, SEARCH, {
+    hubId: request.hubId,
+    params,
+    authorization: request.authorization,
+  });
   const { hub, refuse } = access;
   for (const name of SINGLE_VALUED) {
     if (params.getAll(name).length > 1) throw await refuse(messageErrors.duplicateParameter(name));

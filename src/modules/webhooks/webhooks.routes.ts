@@ -4,13 +4,7 @@ import { formatTimestamp } from '../../lib/calendar.js';
 import { JSON_TYPE, rawQueryOf } from '../../lib/http.js';
 import type { PathMethods } from '../../lib/methods.js';
 import type { ChangeType } from '../../store/store.js';
-import {
-  type AuthorizeDeps,
-  authorize,
-  type KeyedEndpoint,
-  keyInQueryOrBearer,
-} from '../keys/keys.authorize.js';
-import { partTwoKeyErrors } from '../keys/keys.errors.js';
+import { type AuthorizeDeps, authorizePartTwo, partTwoEndpoint } from '../keys/keys.authorize.js';
 import { webhookErrors } from './webhooks.errors.js';
 import {
   addWebhookRouteSchema,
@@ -22,13 +16,7 @@ import type { WebhookService } from './webhooks.usecases.js';
 const WEBHOOKS_PATH = '/api/line/:hubId/webhooks';
 const WEBHOOK_PATH = '/api/line/:hubId/webhooks/:webhookId';
 
-const ADMIN_KEY_ERRORS = partTwoKeyErrors('admin', 'manage webhooks');
-const ADMIN = {
-  scope: 'admin',
-  refusals: ADMIN_KEY_ERRORS,
-  readsHub: false,
-  limitFieldsOnRefusals: true,
-} as const satisfies KeyedEndpoint;
+const ADMIN = partTwoEndpoint('admin', 'manage webhooks', false);
 
 export interface WebhookRouteDeps {
   webhooks: WebhookService;
@@ -42,13 +30,11 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRouteDe
     // The key is checked from the headers before any body is read; the rate limit comes next.
     scope.addHook('onRequest', async (request, reply) => {
       reply.header('Vary', 'Authorization');
-      const presented = keyInQueryOrBearer(
-        new URLSearchParams(rawQueryOf(request.raw.url ?? '')),
-        request.headers.authorization,
-      );
-      if (presented.kind === 'ambiguous') throw ADMIN_KEY_ERRORS.ambiguous();
-      const { hubId } = request.params as { hubId: string };
-      const access = await authorize(deps.authorize, { presented, hubId, endpoint: ADMIN });
+      const access = await authorizePartTwo(deps.authorize, ADMIN, {
+        hubId: (request.params as { hubId: string }).hubId,
+        params: new URLSearchParams(rawQueryOf(request.raw.url ?? '')),
+        authorization: request.headers.authorization,
+      });
       reply.headers(await access.admit());
     });
     scope.route<{ Params: { hubId: string }; Body: { url: string; events?: ChangeType[] | null } }>({
