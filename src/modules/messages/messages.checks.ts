@@ -81,7 +81,25 @@ export async function checkMessagesRequest(
     if (params.getAll(name).length > 1) throw await refuse(messageErrors.duplicateParameter(name));
   }
 
-  // 6 and 7: the days.
+  // 6, 7 and the time zone.
+  const { from, to, timeZone } = await readDays(params, hub.timeZone, refuse);
+
+  // 8: the rate limit, only when one is set.
+  const headers = await access.admit();
+
+  const range = dayRangeInZone(from, to, timeZone);
+  return { key, hub, timeZone, from, to, ...range, headers };
+}
+
+/**
+ * Checks 6 and 7 (`from`, `to`: calendar days, from not after to) and the extension after them
+ * (`tz`: the days read in another zone for this request, else the hub's). Search asks the same.
+ */
+export async function readDays(
+  params: URLSearchParams,
+  hubTimeZone: string,
+  refuse: (error: AppError) => Promise<AppError>,
+): Promise<{ from: CalendarDay | undefined; to: CalendarDay | undefined; timeZone: string }> {
   const readDay = async (name: 'from' | 'to') => {
     const text = params.get(name);
     if (text === null) return undefined;
@@ -92,19 +110,12 @@ export async function checkMessagesRequest(
   const from = await readDay('from');
   const to = await readDay('to');
   if (from && to && dayKey(from) > dayKey(to)) throw await refuse(messageErrors.invalidRange());
-
-  // Extension: the days may be read in another zone for this request.
-  let timeZone = hub.timeZone;
+  let timeZone = hubTimeZone;
   const tz = params.get('tz');
   if (tz !== null) {
     const zone = canonicalTimeZone(tz);
     if (!zone) throw await refuse(messageErrors.invalidTimeZone());
     timeZone = zone;
   }
-
-  // 8: the rate limit, only when one is set.
-  const headers = await access.admit();
-
-  const range = dayRangeInZone(from, to, timeZone);
-  return { key, hub, timeZone, from, to, ...range, headers };
+  return { from, to, timeZone };
 }

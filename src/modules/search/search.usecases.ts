@@ -2,10 +2,11 @@
  * Search (CONTRACT §12): the checks in their order, then one page of the hub's messages that hold
  * every term, newest first. What matches and how the index finds it: ../../store/sql/search.ts.
  */
-import { canonicalTimeZone, dayKey, dayRangeInZone, parseCalendarDay } from '../../lib/calendar.js';
+import { dayRangeInZone } from '../../lib/calendar.js';
 import type { AppError } from '../../lib/errors.js';
 import { normaliseText, type SearchHit, type Store } from '../../store/store.js';
 import { type AuthorizeDeps, authorizePartTwo, partTwoEndpoint } from '../keys/keys.authorize.js';
+import { readDays } from '../messages/messages.checks.js';
 import { messageErrors } from '../messages/messages.errors.js';
 import { decodeSearchCursor, encodeSearchCursor, type SearchPosition } from './search.cursor.js';
 import { searchErrors } from './search.errors.js';
@@ -94,23 +95,7 @@ export async function checkSearchRequest(
   const terms = termsOf(params.get('q'));
   if (!terms) throw await refuse(searchErrors.invalidQuery(MAX_TERMS, MAX_TERM_CHARS));
 
-  const readDay = async (name: 'from' | 'to') => {
-    const text = params.get(name);
-    if (text === null) return undefined;
-    const day = parseCalendarDay(text);
-    if (!day) throw await refuse(messageErrors.invalidDate(name, text));
-    return day;
-  };
-  const from = await readDay('from');
-  const to = await readDay('to');
-  if (from && to && dayKey(from) > dayKey(to)) throw await refuse(messageErrors.invalidRange());
-  let timeZone = hub.timeZone;
-  const tz = params.get('tz');
-  if (tz !== null) {
-    const zone = canonicalTimeZone(tz);
-    if (!zone) throw await refuse(messageErrors.invalidTimeZone());
-    timeZone = zone;
-  }
+  const { from, to, timeZone } = await readDays(params, hub.timeZone, refuse);
 
   const limitText = params.get('limit');
   const limit = limitText === null ? DEFAULT_LIMIT : WHOLE_NUMBER.test(limitText) ? Number(limitText) : 0;
