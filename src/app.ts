@@ -26,7 +26,7 @@ import { AccountService } from './modules/account/account.usecases.js';
 import { ChangesPruner } from './modules/changes/changes.pruner.js';
 import { registerChangesRoutes } from './modules/changes/changes.routes.js';
 import { registerContentRoutes } from './modules/content/content.routes.js';
-import { ContentWorker } from './modules/content/content.worker.js';
+import { ContentWorker, PG_DOWNLOAD_MBPS } from './modules/content/content.worker.js';
 import { registerDocsRoutes } from './modules/docs/docs.routes.js';
 import { registerHealthRoutes } from './modules/health/health.routes.js';
 import { registerHomeRoutes } from './modules/home/home.routes.js';
@@ -88,6 +88,8 @@ export interface AppDeps {
   lineApiDataBaseUrl?: string;
   /** CHATLOG_DOWNLOAD_CONCURRENCY: media downloads at once in this process (0: none). */
   downloadConcurrency?: number;
+  /** CHATLOG_DOWNLOAD_MBPS: MB/s all downloads write together (0: no limit); default by content store. */
+  downloadMbps?: number;
   /** CHATLOG_WEBHOOK_TIMEOUT_MS: an outgoing delivery not answered 2xx within this is retried. */
   webhookTimeoutMs?: number;
   /** Runs this node's workers (webhook deliveries, media downloads, pruning) while the app listens; default true. */
@@ -257,6 +259,7 @@ export function buildApp(deps: AppDeps): App {
       log: app.log,
       lineDataBaseUrl: deps.lineApiDataBaseUrl ?? settingDefault('lineApiDataBaseUrl'),
       concurrency: deps.downloadConcurrency ?? settingDefault('downloadConcurrency'),
+      bytesPerSecond: 1e6 * (deps.downloadMbps ?? (deps.blobs.kind === 'postgres' ? PG_DOWNLOAD_MBPS : 0)),
       clock,
       onOutcome: metrics ? (outcome, bytes) => metrics.downloaded(outcome, bytes) : undefined,
     });

@@ -222,6 +222,12 @@ export const SETTINGS = {
     doc: 'media downloads from LINE at once per server process (each hub has at most 4 at once on all nodes together); `0` downloads nothing on this node',
     parse: integer(0, 64),
   }),
+  downloadMbps: optional({
+    env: 'CHATLOG_DOWNLOAD_MBPS',
+    shownDefault: '`32` with `CHATLOG_CONTENT_STORE=postgres`, else `0`',
+    doc: 'megabytes per second that all media downloads of a process write together, so that large downloads leave the store to webhooks (PostgreSQL writes them to the WAL that every commit waits for); `0`: no limit',
+    parse: integer(0, 100_000),
+  }),
   metricsToken: optional({
     env: 'CHATLOG_METRICS_TOKEN',
     doc: 'bearer token for `/metrics`; required for `/metrics` to exist when `HOST` is not localhost',

@@ -59,6 +59,7 @@ export function appSettings(config: Config) {
     lineApiBaseUrl: config.lineApiBaseUrl,
     lineApiDataBaseUrl: config.lineApiDataBaseUrl,
     downloadConcurrency: config.downloadConcurrency,
+    downloadMbps: config.downloadMbps,
     redisUrl: config.redisUrl,
     idleTimeoutMs: config.idleTimeoutMs,
     headersTimeoutMs: config.headersTimeoutMs,

@@ -1,0 +1,57 @@
+/**
+ * A budget of bytes per second shared by several streams (a token bucket of one second's worth):
+ * each stream's chunks pass once the budget has room for them, so together the streams move at
+ * most `bytesPerSecond`, each at its share. Back-pressure does the rest: a stream that waits here
+ * stops reading its source.
+ */
+import { Transform, type TransformCallback } from 'node:stream';
+
+export class ByteRate {
+  private available: number;
+  private last: number;
+  private queue: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly bytesPerSecond: number,
+    private readonly clock: () => number = () => performance.now(),
+  ) {
+    this.available = bytesPerSecond;
+    this.last = clock();
+  }
+
+  /** Resolves once `bytes` fit in the budget (taken in the order asked). */
+  take(bytes: number): Promise<void> {
+    const turn = this.queue.then(() => this.wait(bytes));
+    this.queue = turn;
+    return turn;
+  }
+
+  private async wait(bytes: number): Promise<void> {
+    for (;;) {
+      const now = this.clock();
+      this.available = Math.min(
+        this.bytesPerSecond,
+        this.available + ((now - this.last) * this.bytesPerSecond) / 1000,
+      );
+      this.last = now;
+      // A chunk larger than a second's budget passes once the budget is full.
+      const need = Math.min(bytes, this.bytesPerSecond);
+      if (this.available >= need) {
+        this.available -= bytes;
+        return;
+      }
+      await new Promise((resolve) =>
+        setTimeout(resolve, Math.ceil(((need - this.available) * 1000) / this.bytesPerSecond)),
+      );
+    }
+  }
+
+  /** A pass-through stream whose chunks take from this budget. */
+  stream(): Transform {
+    return new Transform({
+      transform: (chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback) => {
+        this.take(chunk.length).then(() => done(null, chunk), done);
+      },
+    });
+  }
+}

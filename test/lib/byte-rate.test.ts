@@ -1,0 +1,38 @@
+/**
+ * CHATLOG_DOWNLOAD_MBPS: streams that share one budget move, together, no more bytes a second than
+ * it allows, and every byte arrives, in order.
+ */
+import assert from 'node:assert/strict';
+import { Readable } from 'node:stream';
+import { buffer } from 'node:stream/consumers';
+import { test } from 'node:test';
+import { ByteRate } from '../../src/lib/byte-rate.js';
+
+const bytes = (n: number, seed: number) =>
+  Buffer.from(Array.from({ length: n }, (_, i) => (i * 7 + seed) & 255));
+
+/** `total` bytes in pieces of `piece`. */
+function source(total: number, piece: number, seed: number): { stream: Readable; sent: Buffer } {
+  const sent = bytes(total, seed);
+  const pieces: Buffer[] = [];
+  for (let at = 0; at < total; at += piece) pieces.push(sent.subarray(at, at + piece));
+  return { stream: Readable.from(pieces), sent };
+}
+
+test('three streams sharing 200 kB/s: 600 kB take at least two seconds (the first second’s budget is there at once), each whole and in order', async () => {
+  const rate = new ByteRate(200_000);
+  const started = performance.now();
+  const sources = [0, 1, 2].map((seed) => source(200_000, 16_384, seed));
+  const received = await Promise.all(sources.map(({ stream }) => buffer(stream.pipe(rate.stream()))));
+  const seconds = (performance.now() - started) / 1000;
+  for (const [i, got] of received.entries()) assert.ok(got.equals(sources[i]!.sent), `stream ${i} intact`);
+  // 600 kB at 200 kB/s, less the 200 kB the full budget lets through at once: 2 s at least.
+  assert.ok(seconds >= 1.9, `took ${seconds.toFixed(2)} s`);
+});
+
+test('a piece larger than a second’s budget still passes (once the budget is full)', async () => {
+  const rate = new ByteRate(10_000);
+  const { stream, sent } = source(25_000, 25_000, 9);
+  const got = await buffer(stream.pipe(rate.stream()));
+  assert.ok(got.equals(sent));
+});
