@@ -70,6 +70,11 @@ export class WebhookWorker {
   /** Endpoints to look at again once their running loop ends. */
   private readonly again = new Set<string>();
   private readonly timers = new Map<string, NodeJS.Timeout>();
+  /**
+   * Each endpoint's kept connections, across runs of its loop (at 200 changes a second a loop
+   * often ends between two of them); idle connections close after a second (endpointAgent).
+   */
+  private readonly agents = new Map<string, { url: string; agent: http.Agent }>();
   private readonly dirtyHubs = new Set<string>();
   private dirtyAll = true;
   private dispatching: Promise<void> | undefined;
@@ -97,6 +102,23 @@ export class WebhookWorker {
     this.timers.clear();
     await this.dispatching;
     await Promise.all(this.loops.values());
+    for (const { agent } of this.agents.values()) agent.destroy();
+    this.agents.clear();
+  }
+
+  /** The endpoint's agent, made anew when its URL is not the one it was made for. */
+  private agentOf(endpoint: WebhookEndpoint): http.Agent {
+    const kept = this.agents.get(endpoint.id);
+    if (kept?.url === endpoint.url) return kept.agent;
+    kept?.agent.destroy();
+    const agent = endpointAgent(endpoint.url, IN_FLIGHT_PER_ENDPOINT);
+    this.agents.set(endpoint.id, { url: endpoint.url, agent });
+    return agent;
+  }
+
+  private dropAgent(endpointId: string): void {
+    this.agents.get(endpointId)?.agent.destroy();
+    this.agents.delete(endpointId);
   }
 
   /** Look at this endpoint now (it was just added, or replayed). */
@@ -180,10 +202,13 @@ export class WebhookWorker {
   private async runEndpoint(endpointId: string): Promise<void> {
     const { store } = this.options;
     const endpoint = await store.webhooks.get(endpointId);
-    if (!endpoint || endpoint.disabledAt !== null) return;
+    if (!endpoint || endpoint.disabledAt !== null) {
+      this.dropAgent(endpointId);
+      return;
+    }
     const secret = this.options.secrets.decrypt(endpoint.secretEncrypted);
-    // Connections kept for this run of the loop only (each attempt is still checked first).
-    const agent = endpointAgent(endpoint.url, IN_FLIGHT_PER_ENDPOINT);
+    // Connections kept between runs (each attempt still checks the addresses first).
+    const agent = this.agentOf(endpoint);
     const leaseMs = this.options.timeoutMs + LEASE_MARGIN_MS;
     const settled: DeliverySettlement[] = [];
     let inFlight = 0;
@@ -227,10 +252,10 @@ export class WebhookWorker {
       }
       while (inFlight > 0) await new Promise<void>((resolve) => (wake = resolve));
     } finally {
-      agent.destroy();
       await flush();
     }
     if (gone) {
+      this.dropAgent(endpointId);
       await store.webhooks.disable(endpoint.id, 'the endpoint answered 410 Gone', this.clock());
       this.options.log.warn({ webhook: endpoint.id }, 'webhook endpoint answered 410 Gone: disabled');
       return;
