@@ -21,6 +21,7 @@ import { KEY_SCOPES, type KeySummary, summarizeKey } from '../modules/keys/keys.
 import { serializeMessages } from '../modules/messages/messages.serializer.js';
 import { exportDays, exportRange, messageRows } from '../modules/messages/messages.usecases.js';
 import type { KeyScope } from '../store/store.js';
+import { registerContactCommands } from './contact.js';
 import { registerContentCommands } from './content.js';
 import { type GlobalOptions, type Runtime, withRuntime } from './runtime.js';
 import { registerWebhookCommands } from './webhook.js';
@@ -271,6 +272,7 @@ export function buildProgram(): Command {
 
   registerWebhookCommands(program, globals);
   registerContentCommands(program, globals);
+  registerContactCommands(program, globals);
 
   program
     .command('import <hubId> <file>')

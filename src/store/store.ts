@@ -517,6 +517,13 @@ export interface Store {
       changes: ContactChanges,
       now: number,
     ): Promise<{ contact: Contact; created: boolean }>;
+    /**
+     * Erases the contact and everything of it (CONTRACT §13) in one transaction, with one
+     * `contact.erased`; resolves the messages erased, or undefined when the hub has no such
+     * contact. Once it resolves, the store's files hold none of it where the engine allows
+     * (SQLite: freed pages zeroed, the WAL checkpointed).
+     */
+    erase(hubId: string, lineId: string, now: number): Promise<number | undefined>;
   };
 
   accounts: {

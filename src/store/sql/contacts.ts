@@ -1,5 +1,6 @@
 /** The contacts table: a hub's LINE friends, in the order the hub first saw them. */
 import type { Contact, ContactChanges } from '../store.js';
+import { type FeedClock, logChange } from './changes.js';
 import type { Sql, Transaction } from './executor.js';
 
 export function getContact(sql: Sql, hubId: string, lineId: string): Promise<Contact | undefined> {
@@ -69,4 +70,51 @@ export async function setFollowing(
       : 'UPDATE contacts SET unfollowed_at = ? WHERE id = ?',
     [at, id],
   );
+}
+
+/**
+ * Erases a contact of a hub (CONTRACT §13), in the caller's transaction with the hub's feed lock:
+ * its messages (their search entries go with them), its content (released when no other message
+ * of the hub holds the same bytes: the content worker deletes them), its earlier changes, its row
+ * (vid, name); the erased messages' ids are never given again. Then one `contact.erased`. Resolves
+ * the number of messages erased, or undefined when the hub has no such contact.
+ */
+export async function eraseContact(
+  tx: Transaction,
+  clock: FeedClock,
+  hubId: string,
+  lineId: string,
+  now: number,
+): Promise<number | undefined> {
+  const contact = await tx.get<{ id: number }>('SELECT id FROM contacts WHERE hub_id = ? AND line_id = ?', [
+    hubId,
+    lineId,
+  ]);
+  if (!contact) return undefined;
+  const kept = await tx.all<{ sha256: string | null }>(
+    `DELETE FROM content_items WHERE hub_id = ?
+       AND message_id IN (SELECT public_id FROM messages WHERE contact_id = ?) RETURNING sha256`,
+    [hubId, contact.id],
+  );
+  for (const sha256 of new Set(kept.flatMap((row) => (row.sha256 ? [row.sha256] : [])))) {
+    const held = await tx.get('SELECT 1 AS one FROM content_items WHERE hub_id = ? AND sha256 = ? LIMIT 1', [
+      hubId,
+      sha256,
+    ]);
+    if (held) continue;
+    await tx.run(
+      'INSERT INTO content_releases (hub_id, sha256, released_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
+      [hubId, sha256, now],
+    );
+  }
+  await tx.run(
+    `INSERT INTO retired_message_ids (hub_id, public_id)
+     SELECT hub_id, public_id FROM messages WHERE contact_id = ? ON CONFLICT DO NOTHING`,
+    [contact.id],
+  );
+  const erased = await tx.run('DELETE FROM messages WHERE contact_id = ?', [contact.id]);
+  await tx.run('DELETE FROM changes WHERE hub_id = ? AND contact_id = ?', [hubId, contact.id]);
+  await tx.run('DELETE FROM contacts WHERE id = ?', [contact.id]);
+  await logChange(tx, clock, hubId, now, { type: 'contact.erased', lineId });
+  return erased;
 }

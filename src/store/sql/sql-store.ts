@@ -25,7 +25,7 @@ import {
 } from './accounts.js';
 import { latestMessageAt } from './answers.js';
 import { dropChangesBefore, FeedClock, feedPosition, logChange, readChangesAt, readFeed } from './changes.js';
-import { changeContact, contactIdOf, getContact } from './contacts.js';
+import { changeContact, contactIdOf, eraseContact, getContact } from './contacts.js';
 import {
   claimRelease,
   contentReleases,
@@ -264,7 +264,17 @@ export abstract class SqlStore implements Store {
         if (!contact) throw new Error(`contact ${lineId} vanished`);
         return { contact, created };
       }),
+    erase: async (hubId, lineId, now) => {
+      const erased = await this.writeChanges([hubId], (tx, clock) =>
+        eraseContact(tx, clock, hubId, lineId, now),
+      );
+      if (erased !== undefined) await this.afterErasure();
+      return erased;
+    },
   };
+
+  /** Makes an erasure real in the files where the engine can (SQLite: the WAL checkpointed). */
+  protected async afterErasure(): Promise<void> {}
 
   accounts: Store['accounts'] = {
     upsert: (email, passwordHash, now) => this.write((tx) => upsertAccount(tx, email, passwordHash, now)),

@@ -150,6 +150,8 @@ export class SqliteStore extends SqlStore {
     // FULL: a committed transaction survives a power cut, not only a crash of the process.
     this.db.pragma('synchronous = FULL');
     this.db.pragma('foreign_keys = ON');
+    // Deleted content is overwritten with zeros, not left in free pages (CONTRACT §13: erasure).
+    this.db.pragma('secure_delete = ON');
     // Never block the event loop waiting for a lock: writes retry asynchronously (beginWrite).
     this.db.pragma('busy_timeout = 0');
     this.writer = sqliteSql(this.db);
@@ -216,6 +218,27 @@ export class SqliteStore extends SqlStore {
       detail: string;
     }>;
     return rows.map((row) => row.detail);
+  }
+
+  /**
+   * After an erasure: the WAL is copied into the database and truncated, so the erased rows' old
+   * pages are in no file (the database's freed pages were zeroed by secure_delete). A reader in the
+   * middle of an answer holds the WAL: tried again for a few seconds, then left to the next
+   * checkpoint.
+   */
+  protected override async afterErasure(): Promise<void> {
+    for (let attempt = 0; attempt < 20; attempt++) {
+      // In the writers' turn, outside any transaction (a checkpoint cannot run inside one).
+      const checkpoint = async () => {
+        const [result] = this.db.pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number }>;
+        return result?.busy === 0;
+      };
+      const turn = this.writeQueue.then(checkpoint, checkpoint);
+      this.writeQueue = turn.catch(() => undefined);
+      const done = await turn.catch(() => false);
+      if (done) return;
+      await sleep(250);
+    }
   }
 
   /** Write work one at a time (even when it awaits between statements), each in its own transaction. */
