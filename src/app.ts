@@ -25,6 +25,7 @@ import { registerAccountRoutes } from './modules/account/account.routes.js';
 import { AccountService } from './modules/account/account.usecases.js';
 import { ChangesPruner } from './modules/changes/changes.pruner.js';
 import { registerChangesRoutes } from './modules/changes/changes.routes.js';
+import { registerContactRoutes } from './modules/contacts/contacts.routes.js';
 import { registerContentRoutes } from './modules/content/content.routes.js';
 import { ContentWorker, PG_DOWNLOAD_MBPS } from './modules/content/content.worker.js';
 import { registerDocsRoutes } from './modules/docs/docs.routes.js';
@@ -244,6 +245,7 @@ export function buildApp(deps: AppDeps): App {
     onWork: (endpointId) => worker.kick(endpointId),
   });
   registerWebhookRoutes(app, { webhooks, authorize: messagesDeps.authorize, methods });
+  registerContactRoutes(app, { store: deps.store, authorize: messagesDeps.authorize, methods, clock });
   registerContentRoutes(app, {
     store: deps.store,
     blobs: deps.blobs,

@@ -45,6 +45,7 @@ export const ERROR_CODES = [
   'content_pending',
   'content_not_found',
   'range_not_satisfiable',
+  'contact_not_found',
   'rate_limited',
   'method_not_allowed',
   'not_found',

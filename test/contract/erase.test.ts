@@ -157,3 +157,25 @@ test('erasure racing with webhooks of the same contact: each message is erased o
   assert.equal((erased ?? 0) + kept.length, sent.length);
   assert.deepEqual(kept, sent.slice(sent.length - kept.length));
 });
+
+test('DELETE /api/line/:hubId/contacts/:lineId with an admin key: 200 {"erased":{"messages":N}}, then 404 contact_not_found; other keys refused', async () => {
+  const { hubId, read } = await newHub();
+  const admin = (await server.keys.issue(hubId, 'admin', '')).key;
+  await fromLine(hubId, TARGET, { id: nextId(), type: 'text', text: 'one' });
+  await fromLine(hubId, TARGET, { id: nextId(), type: 'text', text: 'two' });
+  const erase = (key: string, lineId = TARGET) =>
+    server.request(`/api/line/${hubId}/contacts/${lineId}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${key}` },
+    });
+  const refused = await erase(read);
+  assert.equal(refused.status, 403);
+  assert.equal(((await refused.json()) as { error: { code: string } }).error.code, 'insufficient_scope');
+  const erased = await erase(admin);
+  assert.equal(erased.status, 200);
+  assert.deepEqual(await erased.json(), { erased: { messages: 2 } });
+  const again = await erase(admin);
+  assert.equal(again.status, 404);
+  assert.equal(((await again.json()) as { error: { code: string } }).error.code, 'contact_not_found');
+  assert.equal((await get(`/api/line/${hubId}/messages?from=2000-01-01&to=2100-01-01`, read)).text, '[]');
+});

@@ -47,6 +47,7 @@ const ALL = [
   'removeWebhook',
   'getContent',
   'searchMessages',
+  'eraseContact',
 ];
 unreachable(
   ALL,
@@ -844,6 +845,50 @@ test('the webhook admin API through Prism: 201, 200, 204, 400, 401, 403, 404, 42
   await remove(204, every.id, { authorization: `Bearer ${adminKey}` });
 });
 
+test('erasing a contact through Prism: 200, 400, 401, 403, 404, 429', async () => {
+  const contactPath = (hubId: string, lineId: string, query = '') =>
+    `/api/line/${hubId}/contacts/${lineId}${query ? `?${query}` : ''}`;
+  const erase = (status: number, lineId: string, headers: Record<string, string>, query = '', hubId = HUB) =>
+    through('eraseContact', status, 'DELETE', contactPath(hubId, lineId, query), headers);
+  const code = (res: RawResponse) =>
+    (JSON.parse(res.body.toString()) as { error: { code: string } }).error.code;
+  const admin = { authorization: `Bearer ${adminKey}` };
+  const lineId = 'U9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b';
+  const stored = await rawRequest(
+    server.url,
+    'POST',
+    `/ingest/line/${HUB}/messages`,
+    bearer(ingestKey),
+    JSON.stringify([
+      { lineId, msg: 'erase me' },
+      { lineId, msg: 'and me' },
+    ]),
+  );
+  assert.equal(stored.status, 200);
+
+  // Refused first (nothing erased): both credentials, not a key, another scope or hub.
+  assert.equal(code(await erase(400, lineId, admin, `apikey=${adminKey}`)), 'ambiguous_credentials');
+  for (const [status, key, expected] of [
+    [401, 'chl_0000000000000000000000000000', 'invalid_api_key'],
+    [403, readKey, 'insufficient_scope'],
+    [403, otherHubAdminKey, 'forbidden'],
+  ] as const) {
+    assert.equal(code(await erase(status, lineId, { authorization: `Bearer ${key}` })), expected);
+  }
+  const limited = await server.keys.issue(HUB, 'admin', 'prism limited erasure');
+  await server.keys.setRateLimit(limited.summary.id, { requests: 1, perSeconds: 600 });
+  assert.equal(
+    code(await erase(404, 'Unobody', { authorization: `Bearer ${limited.key}` })),
+    'contact_not_found',
+  );
+  assert.equal(code(await erase(429, lineId, {}, `apikey=${limited.key}`)), 'rate_limited');
+
+  // 200 once, then 404: the contact is gone.
+  const erased = await erase(200, lineId, {}, `apikey=${adminKey}`);
+  assert.deepEqual(JSON.parse(erased.body.toString()), { erased: { messages: 2 } });
+  assert.equal(code(await erase(404, lineId, admin)), 'contact_not_found');
+});
+
 test('the health checks through Prism (GET; HEAD alike): 200', async () => {
   await getThenHead('health', 'headHealth', 200, '/healthz');
   await getThenHead('ready', 'headReady', 200, '/readyz');
@@ -910,6 +955,9 @@ test('a store that cannot answer (503, with Retry-After) and an unexpected fault
       });
       await through('searchMessages', status, 'GET', searchPath(HUB, 'q=x'), {
         authorization: `Bearer ${readKey}`,
+      });
+      await through('eraseContact', status, 'DELETE', `/api/line/${HUB}/contacts/Unobody`, {
+        authorization: `Bearer ${adminKey}`,
       });
       if (status === 503) await getThenHead('ready', 'headReady', 503, '/readyz');
     } finally {
@@ -1034,6 +1082,7 @@ test('the statuses a proxy cannot reach, asked of chatlog directly, answer as th
     ['addWebhook', 'POST', webhooksPath('abc'), bearer(adminKey), `{"url":"${receiver.url}"}`],
     ['listWebhooks', 'GET', webhooksPath('abc'), adminAuth, undefined],
     ['removeWebhook', 'DELETE', webhookPath('abc', 'whe_never'), adminAuth, undefined],
+    ['eraseContact', 'DELETE', '/api/line/abc/contacts/Unobody', adminAuth, undefined],
   ] as const) {
     const res = await direct(operationId, 400, method, url, headers, body);
     assert.equal(JSON.parse(res.body.toString()).error.code, 'invalid_hub_id', operationId);
@@ -1042,6 +1091,7 @@ test('the statuses a proxy cannot reach, asked of chatlog directly, answer as th
     ['addWebhook', 'POST', hooks, json, `{"url":"${receiver.url}"}`],
     ['listWebhooks', 'GET', hooks, {}, undefined],
     ['removeWebhook', 'DELETE', webhookPath(HUB, 'whe_never'), {}, undefined],
+    ['eraseContact', 'DELETE', `/api/line/${HUB}/contacts/Unobody`, {}, undefined],
   ] as const) {
     const res = await direct(operationId, 401, method, url, headers, body);
     assert.equal(JSON.parse(res.body.toString()).error.code, 'missing_api_key', operationId);
@@ -1108,6 +1158,18 @@ test('the statuses a proxy cannot reach, asked of chatlog directly, answer as th
   await direct('addWebhook', 431, 'POST', hooks, { ...bearer(adminKey), ...large }, '{}');
   await direct('listWebhooks', 431, 'GET', hooks, { ...adminAuth, ...large });
   await direct('removeWebhook', 431, 'DELETE', webhookPath(HUB, 'whe_never'), { ...adminAuth, ...large });
+  await direct('eraseContact', 431, 'DELETE', `/api/line/${HUB}/contacts/Unobody`, {
+    ...adminAuth,
+    ...large,
+  });
+  const contactRefused = await direct(
+    'eraseContact',
+    405,
+    'GET',
+    `/api/line/${HUB}/contacts/Unobody`,
+    adminAuth,
+  );
+  assert.equal(contactRefused.headers.allow, 'DELETE');
   await direct('getContent', 431, 'GET', contentPath(MEDIA_HUB, 'never'), {
     authorization: `Bearer ${mediaReadKey}`,
     ...large,

@@ -59,6 +59,11 @@ const TAGS = [
     description:
       "Search: a hub's messages that contain every word of a query (Japanese without spaces, half-width kana and full-width Latin included), newest first, with a key of scope read.",
   },
+  {
+    name: 'contacts',
+    description:
+      "A person's data: erasing a LINE friend of a hub and everything of it, with a key of scope admin.",
+  },
   { name: 'health', description: 'Liveness and readiness, for load balancers and orchestrators.' },
 ];
 

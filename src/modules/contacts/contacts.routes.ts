@@ -1,0 +1,50 @@
+/** DELETE /api/line/:hubId/contacts/:lineId: erase a contact (CONTRACT §13), with an admin key. */
+import type { FastifyInstance } from 'fastify';
+import { JSON_TYPE, rawQueryOf } from '../../lib/http.js';
+import type { PathMethods } from '../../lib/methods.js';
+import type { Store } from '../../store/store.js';
+import { type AuthorizeDeps, authorizePartTwo, partTwoEndpoint } from '../keys/keys.authorize.js';
+import { contactErrors } from './contacts.errors.js';
+import { eraseContactRouteSchema } from './contacts.schemas.js';
+
+const CONTACT_PATH = '/api/line/:hubId/contacts/:lineId';
+const ADMIN = partTwoEndpoint('admin', 'erase contacts', false);
+
+export interface ContactRouteDeps {
+  store: Store;
+  authorize: AuthorizeDeps;
+  methods: PathMethods;
+  clock: () => number;
+}
+
+export function registerContactRoutes(app: FastifyInstance, deps: ContactRouteDeps): void {
+  void app.register(async (scope) => {
+    // The key is checked first (before the path's parameters), then the rate limit, as webhooks/.
+    scope.addHook('onRequest', async (request, reply) => {
+      reply.header('Vary', 'Authorization');
+      const access = await authorizePartTwo(deps.authorize, ADMIN, {
+        hubId: (request.params as { hubId: string }).hubId,
+        params: new URLSearchParams(rawQueryOf(request.raw.url ?? '')),
+        authorization: request.headers.authorization,
+      });
+      reply.headers(await access.admit());
+    });
+    scope.route<{ Params: { hubId: string; lineId: string } }>({
+      method: 'DELETE',
+      url: CONTACT_PATH,
+      schema: eraseContactRouteSchema,
+      handler: async (request, reply) => {
+        const { hubId, lineId } = request.params;
+        const erased = await deps.store.contacts.erase(hubId, lineId, deps.clock());
+        if (erased === undefined) throw contactErrors.notFound(lineId);
+        return reply.type(JSON_TYPE).send({ erased: { messages: erased } });
+      },
+    });
+  });
+  deps.methods.declare(app, {
+    url: CONTACT_PATH,
+    allowed: ['DELETE'],
+    refuseByRoute: true,
+    refusal: () => contactErrors.methodNotAllowed(),
+  });
+}
