@@ -32,6 +32,7 @@ import { registerDocsRoutes } from './modules/docs/docs.routes.js';
 import { registerHealthRoutes } from './modules/health/health.routes.js';
 import { registerHomeRoutes } from './modules/home/home.routes.js';
 import { HubService } from './modules/hubs/hubs.usecases.js';
+import { registerHubspotRoutes } from './modules/hubspot/hubspot.routes.js';
 import { registerIngestRoutes } from './modules/ingest/ingest.routes.js';
 import { IngestService } from './modules/ingest/ingest.usecases.js';
 import { createAuthorizeDeps } from './modules/keys/keys.authorize.js';
@@ -91,6 +92,8 @@ export interface AppDeps {
   downloadConcurrency?: number;
   /** CHATLOG_DOWNLOAD_MBPS: MB/s all downloads write together (0: no limit); default by content store. */
   downloadMbps?: number;
+  /** CHATLOG_HUBSPOT_CLIENT_SECRET: checks HubSpot's webhook signatures; unset, they are all refused. */
+  hubspotClientSecret?: string | undefined;
   /** CHATLOG_WEBHOOK_TIMEOUT_MS: an outgoing delivery not answered 2xx within this is retried. */
   webhookTimeoutMs?: number;
   /** Runs this node's workers (webhook deliveries, media downloads, pruning) while the app listens; default true. */
@@ -246,6 +249,13 @@ export function buildApp(deps: AppDeps): App {
   });
   registerWebhookRoutes(app, { webhooks, authorize: messagesDeps.authorize, methods });
   registerContactRoutes(app, { store: deps.store, authorize: messagesDeps.authorize, methods, clock });
+  registerHubspotRoutes(app, {
+    store: deps.store,
+    clientSecret: deps.hubspotClientSecret,
+    publicUrl: deps.publicUrl,
+    methods,
+    clock,
+  });
   registerContentRoutes(app, {
     store: deps.store,
     blobs: deps.blobs,

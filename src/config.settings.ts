@@ -193,6 +193,11 @@ export const SETTINGS = {
     doc: "base URL clients reach chatlog at, shown in `./bin/chatlog demo`'s curl line, on the account screen and in `/docs`'s examples (unset: `http://HOST:PORT` for the demo, the request's own host for the pages); `https://` also marks the session cookie `Secure`",
     parse: (raw) => raw.replace(/\/+$/, ''),
   }),
+  hubspotClientSecret: optional({
+    env: 'CHATLOG_HUBSPOT_CLIENT_SECRET',
+    doc: "your HubSpot app's client secret: `POST /webhooks/hubspot` checks HubSpot's signature (v3) with it and erases the contacts of each `contact.privacyDeletion`; unset, that endpoint refuses every request (401)",
+    parse: atLeast(8),
+  }),
   lineApiBaseUrl: withDefault({
     env: 'LINE_API_BASE_URL',
     default: 'https://api.line.me',

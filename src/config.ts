@@ -60,6 +60,7 @@ export function appSettings(config: Config) {
     lineApiDataBaseUrl: config.lineApiDataBaseUrl,
     downloadConcurrency: config.downloadConcurrency,
     downloadMbps: config.downloadMbps,
+    hubspotClientSecret: config.hubspotClientSecret,
     redisUrl: config.redisUrl,
     idleTimeoutMs: config.idleTimeoutMs,
     headersTimeoutMs: config.headersTimeoutMs,

@@ -510,6 +510,8 @@ export interface Store {
 
   contacts: {
     get(hubId: string, lineId: string): Promise<Contact | undefined>;
+    /** The LINE ids of the hub's contacts linked to HubSpot contact `vid`, first seen first. */
+    linkedTo(hubId: string, vid: string): Promise<string[]>;
     /** Creates the contact when the hub has none with that LINE id, and sets the fields given. */
     upsert(
       hubId: string,

@@ -21,6 +21,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
+import { Signature } from '@hubspot/api-client';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { Store } from '../../src/store/store.js';
@@ -48,6 +49,7 @@ const ALL = [
   'getContent',
   'searchMessages',
   'eraseContact',
+  'receiveHubspotWebhook',
 ];
 unreachable(
   ALL,
@@ -65,7 +67,7 @@ unreachable(
   "Prism's own HTTP server (Node, 16 KiB of headers, as chatlog) refuses the request first",
 );
 unreachable(
-  ['recordMessages', 'linkContact'],
+  ['recordMessages', 'linkContact', 'receiveHubspotWebhook'],
   '400',
   'only a request the document refuses gets it (the server accepts exactly what the schemas accept, ' +
     'test/contract/openapi.test.ts): Prism refuses such a request itself (422)',
@@ -87,6 +89,7 @@ unreachable(
 );
 
 const HUB = '6662225';
+const HUBSPOT_SECRET = 'prism-hubspot-client-secret';
 const OTHER_HUB = '4242';
 const CHANNEL_SECRET = 'prism-test-channel-secret';
 const LINE_ID = 'U4af4980629a0d8f0f1b1d9a3e8b1c2d3';
@@ -134,6 +137,7 @@ before(async () => {
     webhookAllowPrivate: true,
     lineApiBaseUrl: line.base,
     lineApiDataBaseUrl: line.base,
+    hubspotClientSecret: HUBSPOT_SECRET,
   });
   await server.hubs.add(MEDIA_HUB, {
     lineChannelSecret: CHANNEL_SECRET,
@@ -410,6 +414,59 @@ test('the LINE webhook through Prism: 200, 400, 401, 413', async () => {
     { ...json, 'x-line-signature': sign(large) },
     large,
   );
+});
+
+test("HubSpot's webhook through Prism: 200, 401, 413 (400 directly)", async () => {
+  // Signed by HubSpot's own library over the URL chatlog is called at (Prism forwards to it).
+  const hubspot = (status: number, body: string, timestamp = Date.now(), secret = HUBSPOT_SECRET) =>
+    through(
+      'receiveHubspotWebhook',
+      status,
+      'POST',
+      '/webhooks/hubspot',
+      {
+        ...json,
+        'x-hubspot-request-timestamp': String(timestamp),
+        'x-hubspot-signature-v3': Signature.getSignature('POST', 'v3', {
+          signature: '',
+          clientSecret: secret,
+          requestBody: body,
+          url: `${server.url}/webhooks/hubspot`,
+          timestamp,
+        }),
+      },
+      body,
+    );
+  const deletion = JSON.stringify([
+    { eventId: 1, portalId: Number(HUB), subscriptionType: 'contact.privacyDeletion', objectId: 987654 },
+  ]);
+  const done = await hubspot(200, deletion);
+  assert.deepEqual(JSON.parse(done.body.toString()), { erased: { contacts: 0, messages: 0 } });
+  // 400 needs a body the document refuses (Prism answers 422 itself): asked of chatlog directly.
+  const notEvents = JSON.stringify([1, 2]);
+  const timestamp = Date.now();
+  await direct(
+    'receiveHubspotWebhook',
+    400,
+    'POST',
+    '/webhooks/hubspot',
+    {
+      ...json,
+      'x-hubspot-request-timestamp': String(timestamp),
+      'x-hubspot-signature-v3': Signature.getSignature('POST', 'v3', {
+        signature: '',
+        clientSecret: HUBSPOT_SECRET,
+        requestBody: notEvents,
+        url: `${server.url}/webhooks/hubspot`,
+        timestamp,
+      }),
+    },
+    notEvents,
+  );
+  await hubspot(401, deletion, Date.now() - 10 * 60_000);
+  await hubspot(401, deletion, Date.now(), 'not-the-app-client-secret');
+  const large = JSON.stringify([{ portalId: 1, subscriptionType: 'x'.repeat(1024 * 1024) }]);
+  await hubspot(413, large);
 });
 
 test('the ingest API through Prism: 200, 401, 403, 413, 429', async () => {
@@ -956,6 +1013,28 @@ test('a store that cannot answer (503, with Retry-After) and an unexpected fault
       await through('searchMessages', status, 'GET', searchPath(HUB, 'q=x'), {
         authorization: `Bearer ${readKey}`,
       });
+      const deletion = JSON.stringify([
+        { portalId: Number(HUB), subscriptionType: 'contact.privacyDeletion', objectId: 1 },
+      ]);
+      const timestamp = Date.now();
+      await through(
+        'receiveHubspotWebhook',
+        status,
+        'POST',
+        '/webhooks/hubspot',
+        {
+          ...json,
+          'x-hubspot-request-timestamp': String(timestamp),
+          'x-hubspot-signature-v3': Signature.getSignature('POST', 'v3', {
+            signature: '',
+            clientSecret: HUBSPOT_SECRET,
+            requestBody: deletion,
+            url: `${server.url}/webhooks/hubspot`,
+            timestamp,
+          }),
+        },
+        deletion,
+      );
       await through('eraseContact', status, 'DELETE', `/api/line/${HUB}/contacts/Unobody`, {
         authorization: `Bearer ${adminKey}`,
       });
@@ -1158,6 +1237,8 @@ test('the statuses a proxy cannot reach, asked of chatlog directly, answer as th
   await direct('addWebhook', 431, 'POST', hooks, { ...bearer(adminKey), ...large }, '{}');
   await direct('listWebhooks', 431, 'GET', hooks, { ...adminAuth, ...large });
   await direct('removeWebhook', 431, 'DELETE', webhookPath(HUB, 'whe_never'), { ...adminAuth, ...large });
+  await direct('receiveHubspotWebhook', 431, 'POST', '/webhooks/hubspot', large);
+  await direct('receiveHubspotWebhook', 405, 'GET', '/webhooks/hubspot');
   await direct('eraseContact', 431, 'DELETE', `/api/line/${HUB}/contacts/Unobody`, {
     ...adminAuth,
     ...large,

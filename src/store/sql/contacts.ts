@@ -72,6 +72,15 @@ export async function setFollowing(
   );
 }
 
+/** The LINE ids of the hub's contacts linked to HubSpot contact `vid` (none, one or several). */
+export async function lineIdsOfVid(sql: Sql, hubId: string, vid: string): Promise<string[]> {
+  const rows = await sql.all<{ line_id: string }>(
+    'SELECT line_id FROM contacts WHERE hub_id = ? AND vid = ? ORDER BY id',
+    [hubId, vid],
+  );
+  return rows.map((row) => row.line_id);
+}
+
 /**
  * Erases a contact of a hub (CONTRACT §13), in the caller's transaction with the hub's feed lock:
  * its messages (their search entries go with them), its content (released when no other message

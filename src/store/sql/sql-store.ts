@@ -25,7 +25,7 @@ import {
 } from './accounts.js';
 import { latestMessageAt } from './answers.js';
 import { dropChangesBefore, FeedClock, feedPosition, logChange, readChangesAt, readFeed } from './changes.js';
-import { changeContact, contactIdOf, eraseContact, getContact } from './contacts.js';
+import { changeContact, contactIdOf, eraseContact, getContact, lineIdsOfVid } from './contacts.js';
 import {
   claimRelease,
   contentReleases,
@@ -254,6 +254,7 @@ export abstract class SqlStore implements Store {
 
   contacts: Store['contacts'] = {
     get: (hubId, lineId) => getContact(this.reads, hubId, lineId),
+    linkedTo: (hubId, vid) => lineIdsOfVid(this.reads, hubId, vid),
     upsert: (hubId, lineId, changes, now) =>
       this.writeChanges([hubId], async (tx, clock) => {
         const { id, created } = await contactIdOf(tx, hubId, lineId, now);
