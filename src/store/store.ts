@@ -138,6 +138,65 @@ export interface SearchHit {
   message: { sender: string; msg: string; contentType: string; createdAt: number };
 }
 
+/** Where a message is in its contact's order (createdAt, then arrival): a page's edge. */
+export interface MessagePosition {
+  createdAt: number;
+  /** messages.id: arrival order within a createdAt. */
+  rowId: number;
+}
+
+/** A page of a hub's contacts, newest activity first (the account screen, CONTRACT §14). */
+export interface ContactsPageQuery {
+  hubId: string;
+  limit: number;
+  /** The previous page's last contact: its newest message's time (MIN_SAFE_INTEGER: none) and row id. */
+  after?: { lastAt: number; contactId: number } | undefined;
+}
+
+export interface ContactSummary extends Contact {
+  /** contacts.id: the second key of the order, and of the next page's `after`. */
+  contactId: number;
+  /** The createdAt of its newest message; null while it has none. */
+  lastMessageAt: number | null;
+  messageCount: number;
+}
+
+export interface ContactsPage {
+  contacts: ContactSummary[];
+  hasMore: boolean;
+}
+
+/** A page of one contact's messages: the newest, around a message, or before or after a position. */
+export interface ConversationQuery {
+  hubId: string;
+  lineId: string;
+  at?: { around: string } | { before: MessagePosition } | { after: MessagePosition } | undefined;
+  /** Inclusive lower bound, epoch ms. */
+  fromMs?: number | undefined;
+  /** Exclusive upper bound, epoch ms. */
+  toMsExclusive?: number | undefined;
+  limit: number;
+}
+
+/** A message as the conversation shows it: sender read now, and its kept content if it has some. */
+export interface ConversationMessage extends MessagePosition {
+  id: string;
+  sender: string;
+  msg: string;
+  contentType: string;
+  content: { kind: string; state: ContentState; mediaType: string | null; fileName: string | null } | null;
+}
+
+export interface ConversationPage {
+  contact: Contact;
+  /** Oldest first. */
+  messages: ConversationMessage[];
+  hasOlder: boolean;
+  hasNewer: boolean;
+  /** True when the page is around the message asked for (it is the contact's, in the range). */
+  found: boolean;
+}
+
 export interface ImportOutcome {
   received: number;
   inserted: number;
@@ -428,6 +487,13 @@ export interface Store {
   /** Search (CONTRACT §12): newest first, every result confirmed with the exact rule. */
   search: {
     page(query: SearchQuery): Promise<{ hits: SearchHit[]; hasMore: boolean }>;
+  };
+
+  /** The account screen's conversations (CONTRACT §14): pages by keyset, never by offset. */
+  conversations: {
+    contacts(query: ContactsPageQuery): Promise<ContactsPage>;
+    /** Undefined when the hub has no such contact. */
+    messages(query: ConversationQuery): Promise<ConversationPage | undefined>;
   };
 
   changes: {

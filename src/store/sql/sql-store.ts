@@ -26,6 +26,7 @@ import {
 import { latestMessageAt } from './answers.js';
 import { dropChangesBefore, FeedClock, feedPosition, logChange, readChangesAt, readFeed } from './changes.js';
 import { changeContact, contactIdOf, eraseContact, getContact, lineIdsOfVid } from './contacts.js';
+import { contactsPage, conversationPage } from './conversations.js';
 import {
   claimRelease,
   contentReleases,
@@ -203,6 +204,11 @@ export abstract class SqlStore implements Store {
 
   search: Store['search'] = {
     page: (query) => searchPage(this.reads, this.searchEngine, query),
+  };
+
+  conversations: Store['conversations'] = {
+    contacts: (query) => contactsPage(this.reads, query),
+    messages: (query) => conversationPage(this.reads, query),
   };
 
   changes: Store['changes'] = {

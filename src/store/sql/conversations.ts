@@ -1,0 +1,171 @@
+/**
+ * The account screen's conversations (CONTRACT §14), written once for both engines: a hub's
+ * contacts, newest activity first, and one contact's messages a page at a time. Both page by keyset
+ * (the last row shown), never by OFFSET, and read through the indexes messages already have:
+ * a contact's newest message and its count come from messages_by_contact_and_time
+ * (contact_id, created_at, id); a page of messages is a seek in the same index.
+ */
+import type {
+  ContactsPage,
+  ContactsPageQuery,
+  ConversationMessage,
+  ConversationPage,
+  ConversationQuery,
+  MessagePosition,
+} from '../store.js';
+import type { Sql } from './executor.js';
+
+/** The sort key of a contact without messages: after every real time (MIN_TIMESTAMP_MS is year 1). */
+export const NO_MESSAGE_AT = Number.MIN_SAFE_INTEGER;
+
+type ContactTuple = { id: number; line_id: string; vid: string; name: string; last_at: number };
+
+/**
+ * One page of the hub's contacts by their newest message (newest first, then the newest contact
+ * first; contacts without messages last), after `query.after`, with each one's message count.
+ */
+export async function contactsPage(sql: Sql, query: ContactsPageQuery): Promise<ContactsPage> {
+  const after = query.after ?? { lastAt: Number.MAX_SAFE_INTEGER, contactId: Number.MAX_SAFE_INTEGER };
+  // One seek per contact for its newest message: the hub's contacts are thousands, not millions,
+  // and a column kept up to date instead would have to follow every unsend, erasure and retention.
+  const rows = await sql.all<ContactTuple>(
+    `SELECT id, line_id, vid, name, last_at FROM (
+       SELECT c.id, c.line_id, c.vid, c.name,
+              COALESCE((SELECT MAX(m.created_at) FROM messages AS m WHERE m.contact_id = c.id), ?) AS last_at
+       FROM contacts AS c WHERE c.hub_id = ?
+     ) AS t
+     WHERE last_at < ? OR (last_at = ? AND id < ?)
+     ORDER BY last_at DESC, id DESC
+     LIMIT ?`,
+    [NO_MESSAGE_AT, query.hubId, after.lastAt, after.lastAt, after.contactId, query.limit + 1],
+  );
+  const hasMore = rows.length > query.limit;
+  const shown = rows.slice(0, query.limit);
+  // Counted for the page's contacts only, each a range of the same index.
+  const counts = new Map<number, number>();
+  if (shown.length > 0) {
+    const counted = await sql.all<{ contact_id: number; n: number }>(
+      `SELECT contact_id, COUNT(*) AS n FROM messages
+       WHERE contact_id IN (${shown.map(() => '?').join(', ')}) GROUP BY contact_id`,
+      shown.map((row) => Number(row.id)),
+    );
+    for (const row of counted) counts.set(Number(row.contact_id), Number(row.n));
+  }
+  return {
+    contacts: shown.map((row) => {
+      const lastAt = Number(row.last_at);
+      return {
+        contactId: Number(row.id),
+        lineId: row.line_id,
+        vid: row.vid,
+        name: row.name,
+        lastMessageAt: lastAt === NO_MESSAGE_AT ? null : lastAt,
+        messageCount: counts.get(Number(row.id)) ?? 0,
+      };
+    }),
+    hasMore,
+  };
+}
+
+type MessageTuple = {
+  id: number;
+  public_id: string;
+  created_at: number;
+  msg: string;
+  content_type: string;
+  sender: string;
+  kind: string | null;
+  state: string | null;
+  media_type: string | null;
+  file_name: string | null;
+};
+
+const MESSAGE_COLUMNS = `m.id, m.public_id, m.created_at, m.msg, m.content_type,
+  COALESCE(m.sender, NULLIF(c.name, ''), 'User') AS sender,
+  ci.kind, ci.state, ci.media_type, ci.file_name
+  FROM messages AS m JOIN contacts AS c ON c.id = m.contact_id
+  LEFT JOIN content_items AS ci ON ci.hub_id = m.hub_id AND ci.message_id = m.public_id`;
+
+function toMessage(row: MessageTuple): ConversationMessage {
+  return {
+    rowId: Number(row.id),
+    id: row.public_id,
+    sender: row.sender,
+    msg: row.msg,
+    contentType: row.content_type,
+    createdAt: Number(row.created_at),
+    content:
+      row.kind === null || row.state === null
+        ? null
+        : {
+            kind: row.kind,
+            state: row.state as NonNullable<ConversationMessage['content']>['state'],
+            mediaType: row.media_type,
+            fileName: row.file_name,
+          },
+  };
+}
+
+/**
+ * One contact's messages, oldest first on the page: the newest `limit`, those around a message
+ * (about half before it, half after), or the `limit` before or after a position; within
+ * `fromMs`..`toMsExclusive` when given. Undefined when the hub has no such contact.
+ */
+export async function conversationPage(sql: Sql, query: ConversationQuery): Promise<ConversationPage | undefined> {
+  const contact = await sql.get<{ id: number; line_id: string; vid: string; name: string }>(
+    'SELECT id, line_id, vid, name FROM contacts WHERE hub_id = ? AND line_id = ?',
+    [query.hubId, query.lineId],
+  );
+  if (!contact) return undefined;
+  const contactId = Number(contact.id);
+  const bounds = [query.fromMs ?? Number.MIN_SAFE_INTEGER, query.toMsExclusive ?? Number.MAX_SAFE_INTEGER];
+  const inRange = 'm.contact_id = ? AND m.created_at >= ? AND m.created_at < ?';
+  const older = (before: MessagePosition, inclusive: boolean, limit: number) =>
+    sql.all<MessageTuple>(
+      `SELECT ${MESSAGE_COLUMNS}
+       WHERE ${inRange} AND (m.created_at < ? OR (m.created_at = ? AND m.id ${inclusive ? '<=' : '<'} ?))
+       ORDER BY m.created_at DESC, m.id DESC LIMIT ?`,
+      [contactId, ...bounds, before.createdAt, before.createdAt, before.rowId, limit],
+    );
+  const newer = (after: MessagePosition, limit: number) =>
+    sql.all<MessageTuple>(
+      `SELECT ${MESSAGE_COLUMNS}
+       WHERE ${inRange} AND (m.created_at > ? OR (m.created_at = ? AND m.id > ?))
+       ORDER BY m.created_at ASC, m.id ASC LIMIT ?`,
+      [contactId, ...bounds, after.createdAt, after.createdAt, after.rowId, limit],
+    );
+  const { limit } = query;
+  /** Whether the contact has a message past `position` that way (a page's edge). */
+  const beyond = async (position: MessagePosition, way: 'older' | 'newer') => {
+    const rows = way === 'older' ? await older(position, false, 1) : await newer(position, 1);
+    return rows.length > 0;
+  };
+  const page = async (olderRows: MessageTuple[], newerRows: MessageTuple[], found: boolean) => {
+    const messages = [...olderRows.reverse(), ...newerRows].map(toMessage);
+    const first = messages[0];
+    const last = messages.at(-1);
+    return {
+      contact: { lineId: contact.line_id, vid: contact.vid, name: contact.name },
+      messages,
+      hasOlder: first ? await beyond(first, 'older') : false,
+      hasNewer: last ? await beyond(last, 'newer') : false,
+      found,
+    };
+  };
+  const at = query.at;
+  if (at && 'around' in at) {
+    const target = await sql.get<{ id: number; created_at: number }>(
+      `SELECT m.id, m.created_at FROM messages AS m WHERE m.hub_id = ? AND m.public_id = ? AND ${inRange}`,
+      [query.hubId, at.around, contactId, ...bounds],
+    );
+    if (target) {
+      const position = { createdAt: Number(target.created_at), rowId: Number(target.id) };
+      // The message and about half a page before it; the rest of the page after it.
+      const olderRows = await older(position, true, Math.ceil(limit / 2));
+      return page(olderRows, await newer(position, limit - olderRows.length), true);
+    }
+  }
+  if (at && 'after' in at) return page([], await newer(at.after, limit), false);
+  const before = at && 'before' in at ? at.before : { createdAt: Number.MAX_SAFE_INTEGER, rowId: 0 };
+  return page(await older(before, false, limit), [], false);
+}
