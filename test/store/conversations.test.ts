@@ -124,7 +124,12 @@ test('a conversation opens on its newest messages, oldest first, and pages older
   assert.equal(oldest?.hasOlder, false);
   const last = oldest?.messages.at(-1);
   assert.ok(last);
-  const back = await t.store.conversations.messages({ hubId: HUB, lineId: 'Ub', limit: 15, at: { after: last } });
+  const back = await t.store.conversations.messages({
+    hubId: HUB,
+    lineId: 'Ub',
+    limit: 15,
+    at: { after: last },
+  });
   assert.deepEqual(texts(back?.messages ?? []), texts(older?.messages ?? []));
 });
 
@@ -134,7 +139,10 @@ test('a conversation opens around a message, and falls back to the newest for an
   for (let at: ConversationMessage | undefined, page = newest; page; ) {
     all.unshift(...page.messages);
     at = page.messages[0];
-    page = page.hasOlder && at ? await t.store.conversations.messages({ hubId: HUB, lineId: 'Ub', limit: 10, at: { before: at } }) : undefined;
+    page =
+      page.hasOlder && at
+        ? await t.store.conversations.messages({ hubId: HUB, lineId: 'Ub', limit: 10, at: { before: at } })
+        : undefined;
   }
   assert.equal(all.length, 40);
   const target = all[20];
@@ -154,10 +162,16 @@ test('a conversation opens around a message, and falls back to the newest for an
   assert.equal(around?.hasNewer, true);
 
   // Another contact's message, another hub's, or no such id: the newest page, not found.
-  const otherContact = (await t.store.conversations.messages({ hubId: HUB, lineId: 'Ua', limit: 5 }))?.messages[0];
+  const otherContact = (await t.store.conversations.messages({ hubId: HUB, lineId: 'Ua', limit: 5 }))
+    ?.messages[0];
   assert.ok(otherContact);
   for (const id of [otherContact.id, 'nope']) {
-    const page = await t.store.conversations.messages({ hubId: HUB, lineId: 'Ub', limit: 10, at: { around: id } });
+    const page = await t.store.conversations.messages({
+      hubId: HUB,
+      lineId: 'Ub',
+      limit: 10,
+      at: { around: id },
+    });
     assert.equal(page?.found, false);
     assert.deepEqual(texts(page?.messages ?? []), texts(newest?.messages ?? []));
   }

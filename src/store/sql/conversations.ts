@@ -111,7 +111,10 @@ function toMessage(row: MessageTuple): ConversationMessage {
  * (about half before it, half after), or the `limit` before or after a position; within
  * `fromMs`..`toMsExclusive` when given. Undefined when the hub has no such contact.
  */
-export async function conversationPage(sql: Sql, query: ConversationQuery): Promise<ConversationPage | undefined> {
+export async function conversationPage(
+  sql: Sql,
+  query: ConversationQuery,
+): Promise<ConversationPage | undefined> {
   const contact = await sql.get<{ id: number; line_id: string; vid: string; name: string }>(
     'SELECT id, line_id, vid, name FROM contacts WHERE hub_id = ? AND line_id = ?',
     [query.hubId, query.lineId],

@@ -26,7 +26,6 @@ import {
 import { latestMessageAt } from './answers.js';
 import { dropChangesBefore, FeedClock, feedPosition, logChange, readChangesAt, readFeed } from './changes.js';
 import { changeContact, contactIdOf, eraseContact, getContact, lineIdsOfVid } from './contacts.js';
-import { contactsPage, conversationPage } from './conversations.js';
 import {
   claimRelease,
   contentReleases,
@@ -40,6 +39,7 @@ import {
   retryFailedDownloads,
   settleDownload,
 } from './content.js';
+import { contactsPage, conversationPage } from './conversations.js';
 import type { Sql, Transaction } from './executor.js';
 import { answerVersions, getHub, upsertHub } from './hubs.js';
 import { applyGroup, GroupCommit, type GroupOutcome, hubsOfGroup, type IngestRequest } from './ingest.js';
