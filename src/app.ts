@@ -298,7 +298,15 @@ export function buildApp(deps: AppDeps): App {
     rateLimiter,
     clock,
   });
-  registerAccountRoutes(app, { accounts, publicUrl: deps.publicUrl, methods, webhooks });
+  registerAccountRoutes(app, {
+    accounts,
+    publicUrl: deps.publicUrl,
+    methods,
+    webhooks,
+    store: deps.store,
+    blobs: deps.blobs,
+    clock,
+  });
   registerHomeRoutes(app, methods);
   // Last, so the document lists the client API first.
   registerHealthRoutes(app, { ready: () => deps.store.ready() });

@@ -334,3 +334,31 @@ export function formatTimestamp(epochMs: number): string {
   const hours = (rest - minutes) / 60;
   return `${prefix}${TWO_DIGITS[hours]}:${TWO_DIGITS[minutes]}:${TWO_DIGITS[seconds]}.${THREE_DIGITS[millis]}Z`;
 }
+
+const QUARTER_HOUR_MS = 15 * 60_000;
+
+/**
+ * `YYYY-MM-DD HH:MM:SS`, the wall clock of instants in `timeZone`, for many instants at once (an
+ * export): the zone's offset is looked up once per quarter hour and checked at both its ends, so a
+ * quarter hour that holds a change of offset is worked out instant by instant.
+ */
+export function wallClockIn(timeZone: string): (epochMs: number) => string {
+  const offsets = new Map<number, number | null>();
+  return (epochMs) => {
+    const quarter = Math.floor(epochMs / QUARTER_HOUR_MS);
+    let offset = offsets.get(quarter);
+    if (offset === undefined) {
+      if (offsets.size > 10_000) offsets.clear();
+      const start = offsetAt(quarter * QUARTER_HOUR_MS, timeZone);
+      offset = start === offsetAt((quarter + 1) * QUARTER_HOUR_MS - 1, timeZone) ? start : null;
+      offsets.set(quarter, offset);
+    }
+    const local = new Date(epochMs + (offset ?? offsetAt(epochMs, timeZone))).toISOString();
+    // Years 0 to 9999 have four digits; before year 0 (an instant of year 0 in a zone west of UTC)
+    // the date has six and a sign, spelled as formatCalendarDay spells those years.
+    if (local.length === 24) return `${local.slice(0, 10)} ${local.slice(11, 19)}`;
+    const t = localTimeAt(epochMs, timeZone);
+    const two = (n: number) => String(n).padStart(2, '0');
+    return `${formatCalendarDay(t)} ${two(t.hour)}:${two(t.minute)}:${two(t.second)}`;
+  };
+}

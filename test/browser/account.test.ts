@@ -24,7 +24,7 @@ const HUB = '6662225';
 /** The hub's newest message: 2024-03-11 01:30 in Tokyo, still 2024-03-10 in UTC. */
 const NEWEST = Date.parse('2024-03-10T16:30:00.000Z');
 const CSP =
-  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; media-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 let server: TestServer;
 let browser: Browser;

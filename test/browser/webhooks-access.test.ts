@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { AccountClient } from '../fixtures/account-client.js';
 import { rawRequest, startTestServer, type TestServer } from '../helpers.js';
 
 const PASSWORD = 'webhooks access password';
@@ -14,58 +15,6 @@ const THEIRS = '7780002';
 let server: TestServer;
 let theirAdmin: string;
 let myAdmin: string;
-
-/** A client that keeps cookies and does not follow redirects, like a browser's first hop. */
-class Client {
-  readonly cookies = new Map<string, string>();
-
-  async send(
-    method: string,
-    path: string,
-    form?: Record<string, string>,
-    extra: Record<string, string> = {},
-  ) {
-    const headers: Record<string, string> = { ...extra };
-    if (this.cookies.size > 0) {
-      headers.cookie = [...this.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
-    }
-    let body: string | undefined;
-    if (form) {
-      body = new URLSearchParams(form).toString();
-      headers['content-type'] ??= 'application/x-www-form-urlencoded';
-    }
-    const res = await rawRequest(server.url, method, path, headers, body);
-    for (const line of res.headers['set-cookie'] ?? []) {
-      const [pair = ''] = line.split(';');
-      const eq = pair.indexOf('=');
-      if (/Max-Age=0/.test(line)) this.cookies.delete(pair.slice(0, eq));
-      else this.cookies.set(pair.slice(0, eq), pair.slice(eq + 1));
-    }
-    return { ...res, text: res.body.toString('utf8') };
-  }
-
-  get(path: string) {
-    return this.send('GET', path);
-  }
-
-  post(path: string, form: Record<string, string>, extra?: Record<string, string>) {
-    return this.send('POST', path, form, extra);
-  }
-
-  async signIn(email: string) {
-    const page = await this.get('/account');
-    const csrf = /name="csrf" value="([^"]+)"/.exec(page.text)?.[1] ?? '';
-    const res = await this.post('/account/sign-in', { csrf, email, password: PASSWORD });
-    assert.equal(res.status, 303);
-  }
-
-  async csrf(): Promise<string> {
-    const page = await this.get('/account');
-    const token = /<meta name="csrf-token" content="([^"]+)">/.exec(page.text)?.[1];
-    assert.ok(token, 'the signed-in page carries a CSRF token');
-    return token;
-  }
-}
 
 /** The hub's endpoints as the admin API lists them. */
 async function endpointsOf(hubId: string, admin: string): Promise<Array<{ id: string; url: string }>> {
@@ -103,7 +52,7 @@ describe('the webhooks page of the account screen, over HTTP', () => {
   test("an account cannot see, add to or remove another account's hub's endpoints", async () => {
     const theirUrl = 'http://127.0.0.1:9/theirs-only';
     const theirId = await addThroughApi(THEIRS, theirAdmin, theirUrl);
-    const client = new Client();
+    const client = new AccountClient(server.url, PASSWORD);
     await client.signIn('mine@example.com');
     const csrf = await client.csrf();
 
@@ -141,7 +90,7 @@ describe('the webhooks page of the account screen, over HTTP', () => {
   });
 
   test('cross-site posts, posts without the token and signed-out requests change nothing', async () => {
-    const client = new Client();
+    const client = new AccountClient(server.url, PASSWORD);
     await client.signIn('mine@example.com');
     const csrf = await client.csrf();
     const myId = await addThroughApi(MINE, myAdmin, 'http://127.0.0.1:9/kept');
@@ -160,7 +109,7 @@ describe('the webhooks page of the account screen, over HTTP', () => {
       assert.equal(attempt.status, 403);
       assert.ok(!/whsec_/.test(attempt.text));
     }
-    const stranger = new Client();
+    const stranger = new AccountClient(server.url, PASSWORD);
     assert.equal((await stranger.get(add)).status, 303, 'signed out: sent to sign in');
     assert.equal((await stranger.post(remove, { csrf, confirm: 'yes' })).status, 303);
     assert.deepEqual(await endpointsOf(MINE, myAdmin), before);
@@ -169,7 +118,7 @@ describe('the webhooks page of the account screen, over HTTP', () => {
   });
 
   test('without JavaScript: the secret only in the answer that added it, Remove asks on a page first', async () => {
-    const client = new Client();
+    const client = new AccountClient(server.url, PASSWORD);
     await client.signIn('mine@example.com');
     const csrf = await client.csrf();
     const url = 'http://127.0.0.1:9/no-script';
@@ -207,7 +156,7 @@ describe('the webhooks page of the account screen, over HTTP', () => {
   });
 
   test('a refused URL is a page saying why (400, not a fault), and adds nothing', async () => {
-    const client = new Client();
+    const client = new AccountClient(server.url, PASSWORD);
     await client.signIn('mine@example.com');
     const csrf = await client.csrf();
     const before = await endpointsOf(MINE, myAdmin);
@@ -233,7 +182,7 @@ describe('the webhooks page of the account screen, over HTTP', () => {
 
   test('a password written into an endpoint URL is not shown', async () => {
     const id = await addThroughApi(MINE, myAdmin, 'https://hook:s3cret-pass@127.0.0.1:9/with-password');
-    const client = new Client();
+    const client = new AccountClient(server.url, PASSWORD);
     await client.signIn('mine@example.com');
     const page = await client.get(`/account/hubs/${MINE}/webhooks`);
     assert.ok(!page.text.includes('s3cret-pass'));

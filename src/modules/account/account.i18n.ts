@@ -72,6 +72,7 @@ const en = {
   notFound: 'There is no such hub or key on this account.',
   backToKeys: 'Back to the API keys',
   // Outgoing webhooks (CONTRACT §10, §14): a page of each hub's own.
+  conversations: 'Conversations',
   webhooks: 'Webhooks',
   /** After the link to a hub's webhooks: how many endpoints it has. */
   webhookCount: (count: number) =>
@@ -189,6 +190,7 @@ const ja: Words = {
   languageNav: '言語',
   notFound: 'このアカウントにそのハブまたはキーはありません。',
   backToKeys: 'API キーに戻る',
+  conversations: '会話',
   webhooks: 'Webhook',
   webhookCount: (count: number) => (count === 0 ? '(エンドポイントなし)' : `(エンドポイント ${count} 件)`),
   webhooksTitle: (hubId: string) => `chatlog — ハブ ${hubId} の Webhook`,

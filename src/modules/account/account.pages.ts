@@ -90,6 +90,10 @@ ${error}<form method="post" action="/account/sign-in">
   });
 }
 
+/** The page of a hub's conversations (account.conversations.pages.ts). */
+export const conversationsPath = (hubId: string) =>
+  `/account/hubs/${encodeURIComponent(hubId)}/conversations`;
+
 /** The page of a hub's outgoing webhooks (account.webhooks.pages.ts). */
 export const webhooksPath = (hubId: string) => `/account/hubs/${encodeURIComponent(hubId)}/webhooks`;
 
@@ -205,6 +209,7 @@ function hubSection(words: Words, hub: HubView, csrfToken: string, newKeyId: str
 <dd><pre><code class="example">${escapeHtml(example)}</code></pre></dd>
 </dl>
 <p><a href="/docs">${escapeHtml(words.apiDocs)}</a></p>
+<p><a href="${conversationsPath(hub.hubId)}">${escapeHtml(words.conversations)}</a></p>
 <p><a href="${webhooksPath(hub.hubId)}">${escapeHtml(words.webhooks)}</a>${escapeHtml(words.webhookCount(hub.webhookCount))}</p>
 <button type="button" class="primary" data-action="issue" aria-expanded="true" aria-controls="issue-${id}">${escapeHtml(words.issueKey)}</button>
 <form method="post" action="/account/hubs/${encodeURIComponent(hub.hubId)}/keys" id="issue-${id}" class="issue">

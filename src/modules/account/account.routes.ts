@@ -15,7 +15,15 @@ import { PAGE_SECURITY_HEADERS } from '../../lib/html.js';
 import { httpErrors } from '../../lib/http.errors.js';
 import { JSON_TYPE } from '../../lib/http.js';
 import type { PathMethods } from '../../lib/methods.js';
+import type { ContentStore } from '../../store/content/content-store.js';
+import type { Store } from '../../store/store.js';
 import type { WebhookService } from '../webhooks/webhooks.usecases.js';
+import { AccountConversations } from './account.conversations.js';
+import {
+  declareConversationPaths,
+  type PageKit,
+  registerConversationRoutes,
+} from './account.conversations.routes.js';
 import { accountErrors } from './account.errors.js';
 import { type Language, pickLanguage, WORDS, type Words } from './account.i18n.js';
 import { confirmRevokePage, keysPage, messagePage, signInPage, webhooksPath } from './account.pages.js';
@@ -55,6 +63,10 @@ export interface AccountRouteDeps {
   methods: PathMethods;
   /** Outgoing webhooks: each hub's endpoints on a page of its own (CONTRACT §10, §14). */
   webhooks: WebhookService;
+  /** The conversations, search, downloads and erasure of each hub (CONTRACT §13, §14). */
+  store: Store;
+  blobs: ContentStore;
+  clock: () => number;
 }
 
 function isSecure(request: FastifyRequest, publicUrl: string | undefined): boolean {
@@ -97,6 +109,8 @@ export function registerAccountRoutes(app: FastifyInstance, deps: AccountRouteDe
     deps.methods.declare(app, { url, allowed: ['POST'] });
   }
   deps.methods.declare(app, { url: '/account/assets/:file', allowed: ['GET', 'HEAD'] });
+  declareConversationPaths(app, deps.methods);
+  const conversations = new AccountConversations({ store: deps.store, blobs: deps.blobs, clock: deps.clock });
 
   app.register(async (scope) => {
     scope.addContentTypeParser(
@@ -106,7 +120,10 @@ export function registerAccountRoutes(app: FastifyInstance, deps: AccountRouteDe
     );
     scope.addHook('onSend', async (_request, reply, payload) => {
       // Cache-Control: private, no-store comes with every answer (app.ts); the assets say otherwise.
+      // Kept media bring their own policy (a sandbox): it is kept.
+      const own = reply.getHeader('Content-Security-Policy');
       reply.headers(PAGE_SECURITY_HEADERS);
+      if (own !== undefined) reply.header('Content-Security-Policy', own);
       return payload;
     });
 
@@ -229,6 +246,22 @@ export function registerAccountRoutes(app: FastifyInstance, deps: AccountRouteDe
       }
       return signedIn;
     };
+
+    const kit: PageKit = {
+      languageOf,
+      signedInOf,
+      html,
+      requirePost,
+      csrfToken: (signedIn) => accounts.csrfToken(signedIn.sessionId),
+      switchLanguage: (request, reply, path) => {
+        const lang = (request.query as { lang?: string }).lang;
+        if (lang !== 'en' && lang !== 'ja') return undefined;
+        return reply
+          .header('Set-Cookie', cookie(request, LANGUAGE_COOKIE, lang, 365 * 86_400))
+          .redirect(path, 303);
+      },
+    };
+    registerConversationRoutes(scope, kit, conversations);
 
     scope.get<{ Querystring: { lang?: string; issued?: string; revoked?: string } }>(
       '/account',

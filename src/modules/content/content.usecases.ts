@@ -4,7 +4,7 @@
  */
 import type { AppError } from '../../lib/errors.js';
 import type { ContentStore } from '../../store/content/content-store.js';
-import type { ContentItem, Store } from '../../store/store.js';
+import type { ContentItem, Hub, Store } from '../../store/store.js';
 import { type AuthorizeDeps, authorizePartTwo, partTwoEndpoint } from '../keys/keys.authorize.js';
 import { contentErrors, NOT_FOUND_REASONS } from './content.errors.js';
 
@@ -58,7 +58,20 @@ export async function findContent(deps: ContentDeps, request: ContentRequest): P
     authorization: request.authorization,
   });
   if (params.getAll('apikey').length > 1) throw await refuse(contentErrors.duplicateParameter('apikey'));
-  const headers = await admit();
+  return servableContent(deps, hub, request.messageId, await admit());
+}
+
+/**
+ * A message's kept content, for a caller already allowed to read the hub (a key above, or the
+ * account screen's session): the item and its size, or the error that says why not.
+ */
+export async function servableContent(
+  deps: Pick<ContentDeps, 'store' | 'blobs' | 'clock'>,
+  hub: Pick<Hub, 'id' | 'lineChannelAccessTokenEncrypted'>,
+  messageId: string,
+  headers: Record<string, string> = {},
+): Promise<ServableContent> {
+  const request = { hubId: hub.id, messageId };
   const withHeaders = (error: AppError) => error.withHeaders(headers);
   const item = MESSAGE_ID.test(request.messageId)
     ? await deps.store.content.get(request.hubId, request.messageId)

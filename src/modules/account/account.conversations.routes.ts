@@ -1,0 +1,253 @@
+/**
+ * The conversation pages over HTTP (CONTRACT §14), inside the account screen's scope (its CSP,
+ * no-store, CSRF and session rules): a hub's contacts and search, one conversation, the downloads
+ * (`.csv`, `.json`) of a conversation or of a range of the hub, a message's kept media, and
+ * erasing a contact. A hub that is not the account's is a page saying "not found".
+ */
+import { Readable } from 'node:stream';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { type CalendarDay, dayKey, parseCalendarDay } from '../../lib/calendar.js';
+import { JSON_TYPE } from '../../lib/http.js';
+import type { PathMethods } from '../../lib/methods.js';
+import type { MessageRow } from '../../store/store.js';
+import { attachment } from '../content/content.range.js';
+import { sendContent } from '../content/content.routes.js';
+import { serializeCsv } from '../messages/messages.csv.js';
+import { messageErrors } from '../messages/messages.errors.js';
+import { serializeMessages } from '../messages/messages.serializer.js';
+import { CONVERSATION_WORDS } from './account.conversations.i18n.js';
+import { type AccountConversations, type ConversationAt, parsePosition } from './account.conversations.js';
+import {
+  confirmErasePage,
+  conversationPage,
+  conversationPath,
+  conversationsPage,
+  conversationsPath,
+} from './account.conversations.pages.js';
+import type { Language, Words } from './account.i18n.js';
+import { messagePage } from './account.pages.js';
+import type { SignedIn } from './account.usecases.js';
+
+/** What the account screen's routes share: the language, the session, the form checks. */
+export interface PageKit {
+  languageOf(request: FastifyRequest): { language: Language; words: Words };
+  signedInOf(request: FastifyRequest): Promise<SignedIn | undefined>;
+  html(reply: FastifyReply, status: number, body: string): FastifyReply;
+  /** The signed-in account of a same-site form post with the session's token; else the answer is sent. */
+  requirePost(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    token: string | undefined,
+  ): Promise<SignedIn | undefined>;
+  csrfToken(signedIn: SignedIn): string;
+  /** `?lang=en|ja`: the language cookie set and a redirect to `path`; undefined without it. */
+  switchLanguage(request: FastifyRequest, reply: FastifyReply, path: string): FastifyReply | undefined;
+}
+
+type HubParams = { hubId: string };
+type ContactParams = { hubId: string; lineId: string };
+type Query = Record<string, string | undefined>;
+
+const FORMATS = {
+  csv: 'text/csv; charset=utf-8',
+  json: JSON_TYPE,
+} as const;
+type Format = keyof typeof FORMATS;
+
+/** `from` and `to` of a download: days, either empty; a bad day or a reversed range is refused. */
+function daysOf(query: Query): { from?: CalendarDay | undefined; to?: CalendarDay | undefined } {
+  const day = (name: 'from' | 'to') => {
+    const text = query[name];
+    if (text === undefined || text === '') return undefined;
+    const parsed = parseCalendarDay(text);
+    if (!parsed) throw messageErrors.invalidDate(name, text);
+    return parsed;
+  };
+  const from = day('from');
+  const to = day('to');
+  if (from && to && dayKey(from) > dayKey(to)) throw messageErrors.invalidRange();
+  return { from, to };
+}
+
+/** The download's file name: what it holds, as `chatlog-<hub>[-<lineId>][-<from>][-<to>].<format>`. */
+function fileName(hubId: string, lineId: string | undefined, query: Query, format: Format): string {
+  return `${['chatlog', hubId, lineId, query.from || undefined, query.to || undefined].filter(Boolean).join('-')}.${format}`;
+}
+
+export function registerConversationRoutes(
+  scope: FastifyInstance,
+  kit: PageKit,
+  conversations: AccountConversations,
+): void {
+  const wordsOf = (request: FastifyRequest) => {
+    const { language, words } = kit.languageOf(request);
+    return { language, words, cw: CONVERSATION_WORDS[language] };
+  };
+  const common = async (request: FastifyRequest, signedIn: SignedIn, hubId: string) => ({
+    ...wordsOf(request),
+    email: signedIn.account.email,
+    csrfToken: kit.csrfToken(signedIn),
+    hubId,
+    timeZone: (await conversations.hubOf(signedIn, hubId)).timeZone,
+  });
+
+  scope.get<{ Params: HubParams; Querystring: Query }>(
+    '/account/hubs/:hubId/conversations',
+    async (request, reply) => {
+      const { hubId } = request.params;
+      const switched = kit.switchLanguage(request, reply, conversationsPath(hubId));
+      if (switched) return switched;
+      const signedIn = await kit.signedInOf(request);
+      if (!signedIn) return reply.redirect('/account', 303);
+      const args = await common(request, signedIn, hubId);
+      const { q, before, after, erased } = request.query;
+      const erasedCount = erased !== undefined && /^\d{1,9}$/.test(erased) ? Number(erased) : undefined;
+      const search =
+        q === undefined || q.trim() === ''
+          ? undefined
+          : { q, before, results: await conversations.search(signedIn, hubId, q, before) };
+      const page = search
+        ? { contacts: [], hasMore: false }
+        : await conversations.contacts(signedIn, hubId, after);
+      const last = page.contacts.at(-1);
+      return kit.html(
+        reply,
+        search && !search.results ? 400 : 200,
+        conversationsPage({
+          ...args,
+          contacts: page.contacts,
+          nextContacts:
+            page.hasMore && last
+              ? `${last.lastMessageAt ?? Number.MIN_SAFE_INTEGER}.${last.contactId}`
+              : undefined,
+          laterPage: after !== undefined,
+          search,
+          notice: erasedCount === undefined ? undefined : args.cw.erased(erasedCount),
+        }),
+      );
+    },
+  );
+
+  scope.get<{ Params: ContactParams; Querystring: Query }>(
+    '/account/hubs/:hubId/conversations/:lineId',
+    async (request, reply) => {
+      const { hubId, lineId } = request.params;
+      const switched = kit.switchLanguage(request, reply, conversationPath(hubId, lineId));
+      if (switched) return switched;
+      const signedIn = await kit.signedInOf(request);
+      if (!signedIn) return reply.redirect('/account', 303);
+      const args = await common(request, signedIn, hubId);
+      const { at: target, q = '' } = request.query;
+      const before = parsePosition(request.query.before);
+      const after = parsePosition(request.query.after);
+      const at: ConversationAt = target
+        ? { around: target }
+        : before
+          ? { before }
+          : after
+            ? { after }
+            : undefined;
+      const page = await conversations.conversation(signedIn, hubId, lineId, at);
+      if (!page) return kit.html(reply, 404, messagePage({ ...args, message: args.cw.contactNotFound }));
+      return kit.html(
+        reply,
+        200,
+        conversationPage({
+          ...args,
+          page,
+          q,
+          terms: q.trim() === '' ? [] : (conversations.termsOf(q) ?? []),
+          target: page.found ? target : undefined,
+          notice: target && !page.found ? args.cw.notFoundInConversation : undefined,
+        }),
+      );
+    },
+  );
+
+  const download = async (
+    reply: FastifyReply,
+    format: Format,
+    name: string,
+    timeZone: string,
+    rows: AsyncIterable<MessageRow[]>,
+  ) =>
+    reply
+      .type(FORMATS[format])
+      .header('Content-Disposition', attachment(name))
+      .send(Readable.from(format === 'csv' ? serializeCsv(rows, timeZone) : serializeMessages(rows)));
+
+  for (const format of Object.keys(FORMATS) as Format[]) {
+    scope.get<{ Params: HubParams; Querystring: Query }>(
+      `/account/hubs/:hubId/messages.${format}`,
+      async (request, reply) => {
+        const signedIn = await kit.signedInOf(request);
+        if (!signedIn) return reply.redirect('/account', 303);
+        const { hubId } = request.params;
+        const { timeZone } = await conversations.hubOf(signedIn, hubId);
+        const rows = await conversations.hubRows(signedIn, hubId, daysOf(request.query));
+        return download(reply, format, fileName(hubId, undefined, request.query, format), timeZone, rows);
+      },
+    );
+    scope.get<{ Params: ContactParams; Querystring: Query }>(
+      `/account/hubs/:hubId/conversations/:lineId/messages.${format}`,
+      async (request, reply) => {
+        const signedIn = await kit.signedInOf(request);
+        if (!signedIn) return reply.redirect('/account', 303);
+        const { hubId, lineId } = request.params;
+        const { timeZone } = await conversations.hubOf(signedIn, hubId);
+        const rows = await conversations.contactRows(signedIn, hubId, lineId, daysOf(request.query));
+        if (!rows) {
+          const args = wordsOf(request);
+          return kit.html(reply, 404, messagePage({ ...args, message: args.cw.contactNotFound }));
+        }
+        return download(reply, format, fileName(hubId, lineId, request.query, format), timeZone, rows);
+      },
+    );
+  }
+
+  scope.get<{ Params: { hubId: string; messageId: string } }>(
+    '/account/hubs/:hubId/content/:messageId',
+    async (request, reply) => {
+      const signedIn = await kit.signedInOf(request);
+      if (!signedIn) return reply.redirect('/account', 303);
+      const { hubId, messageId } = request.params;
+      const servable = await conversations.content(signedIn, hubId, messageId);
+      return sendContent(request, reply, conversations.blobs, servable);
+    },
+  );
+
+  scope.post<{ Params: ContactParams }>(
+    '/account/hubs/:hubId/conversations/:lineId/erase',
+    async (request, reply) => {
+      const form = request.body instanceof URLSearchParams ? request.body : new URLSearchParams();
+      const signedIn = await kit.requirePost(request, reply, form.get('csrf') ?? undefined);
+      if (!signedIn) return reply;
+      const { hubId, lineId } = request.params;
+      const args = await common(request, signedIn, hubId);
+      const page = await conversations.conversation(signedIn, hubId, lineId, undefined);
+      if (!page) return kit.html(reply, 404, messagePage({ ...args, message: args.cw.contactNotFound }));
+      if (form.get('confirm') !== 'yes') {
+        return kit.html(reply, 200, confirmErasePage({ ...args, contact: page.contact }));
+      }
+      const erased = (await conversations.erase(signedIn, hubId, lineId)) ?? 0;
+      // The notice names no one: the erased name must not live on in the browser's history.
+      return reply.redirect(`${conversationsPath(hubId)}?erased=${erased}`, 303);
+    },
+  );
+}
+
+/** The paths of these pages and the methods each allows (another method is 405). */
+export function declareConversationPaths(app: FastifyInstance, methods: PathMethods): void {
+  for (const url of [
+    '/account/hubs/:hubId/conversations',
+    '/account/hubs/:hubId/conversations/:lineId',
+    '/account/hubs/:hubId/content/:messageId',
+    ...Object.keys(FORMATS).flatMap((format) => [
+      `/account/hubs/:hubId/messages.${format}`,
+      `/account/hubs/:hubId/conversations/:lineId/messages.${format}`,
+    ]),
+  ]) {
+    methods.declare(app, { url, allowed: ['GET', 'HEAD'] });
+  }
+  methods.declare(app, { url: '/account/hubs/:hubId/conversations/:lineId/erase', allowed: ['POST'] });
+}

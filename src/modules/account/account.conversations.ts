@@ -1,0 +1,209 @@
+/**
+ * The account screen's conversations (CONTRACT §14), for the account's own hubs only: a hub's
+ * contacts newest activity first, one contact's messages a page at a time, a search of the hub's
+ * messages (§12's rule), the kept media of a message, a conversation or a range of days as rows for
+ * `Download CSV` / `Download JSON`, and erasing a contact (§13). Positions in the URLs are plain
+ * `<createdAt>.<rowId>` pairs: the pages are the account's own, and every read is bound to its hub.
+ */
+import { type CalendarDay, dayRangeInZone } from '../../lib/calendar.js';
+import type { ContentStore } from '../../store/content/content-store.js';
+import type {
+  ContactsPage,
+  ConversationPage,
+  ConversationQuery,
+  Hub,
+  MessagePosition,
+  MessageRow,
+  SearchHit,
+  Store,
+} from '../../store/store.js';
+import { type ServableContent, servableContent } from '../content/content.usecases.js';
+import { termsOf } from '../search/search.usecases.js';
+import { accountErrors } from './account.errors.js';
+import type { SignedIn } from './account.usecases.js';
+
+/** Contacts on one page of the list. */
+export const CONTACTS_PER_PAGE = 50;
+/** Messages on one page of a conversation. */
+export const MESSAGES_PER_PAGE = 50;
+/** Search results on one page. */
+export const RESULTS_PER_PAGE = 20;
+/** Messages read at once for a download. */
+const ROWS_PER_READ = 1000;
+
+const POSITION = /^(-?\d{1,16})\.(\d{1,16})$/;
+
+/** `<createdAt>.<rowId>`: where a page ends, in a URL. */
+export const positionText = (at: MessagePosition) => `${at.createdAt}.${at.rowId}`;
+
+/** The position a URL names; undefined when it is not one (the page starts at the newest). */
+export function parsePosition(text: string | undefined): MessagePosition | undefined {
+  const match = text === undefined ? null : POSITION.exec(text);
+  if (!match) return undefined;
+  const position = { createdAt: Number(match[1]), rowId: Number(match[2]) };
+  return Number.isSafeInteger(position.createdAt) && Number.isSafeInteger(position.rowId)
+    ? position
+    : undefined;
+}
+
+/** Where a conversation page is: around a message, before or after a position, or the newest. */
+export type ConversationAt = ConversationQuery['at'];
+
+export interface SearchResults {
+  terms: string[];
+  hits: SearchHit[];
+  /** The position after this page's last result, when there are older ones. */
+  next: MessagePosition | undefined;
+}
+
+export interface ConversationDeps {
+  store: Store;
+  blobs: ContentStore;
+  clock: () => number;
+}
+
+export class AccountConversations {
+  /** Where the kept media are read from. */
+  readonly blobs: ContentStore;
+
+  constructor(private readonly deps: ConversationDeps) {
+    this.blobs = deps.blobs;
+  }
+
+  /** `q` as search terms (CONTRACT §12), to mark them on a conversation; undefined when not a query. */
+  termsOf(q: string): string[] | undefined {
+    return termsOf(q);
+  }
+
+  /** The hub, when it is one of the account's; a hub the account does not hold is not found. */
+  async hubOf(
+    signedIn: SignedIn,
+    hubId: string,
+  ): Promise<Pick<Hub, 'id' | 'timeZone' | 'lineChannelAccessTokenEncrypted'>> {
+    if (!signedIn.hubIds.includes(hubId)) throw accountErrors.hubNotFound();
+    return (
+      (await this.deps.store.hubs.get(hubId)) ?? {
+        id: hubId,
+        timeZone: 'UTC',
+        lineChannelAccessTokenEncrypted: null,
+      }
+    );
+  }
+
+  async contacts(signedIn: SignedIn, hubId: string, after: string | undefined): Promise<ContactsPage> {
+    await this.hubOf(signedIn, hubId);
+    const position = parsePosition(after);
+    return this.deps.store.conversations.contacts({
+      hubId,
+      limit: CONTACTS_PER_PAGE,
+      after: position && { lastAt: position.createdAt, contactId: position.rowId },
+    });
+  }
+
+  /** A page of one contact's messages; undefined when the hub has no such contact. */
+  async conversation(
+    signedIn: SignedIn,
+    hubId: string,
+    lineId: string,
+    at: ConversationAt,
+  ): Promise<ConversationPage | undefined> {
+    await this.hubOf(signedIn, hubId);
+    return this.deps.store.conversations.messages({ hubId, lineId, at, limit: MESSAGES_PER_PAGE });
+  }
+
+  /**
+   * A page of the hub's messages holding every term of `q` (CONTRACT §12's rule), newest first,
+   * after `before`; undefined when `q` has no term or too many or too long ones.
+   */
+  async search(
+    signedIn: SignedIn,
+    hubId: string,
+    q: string,
+    before: string | undefined,
+  ): Promise<SearchResults | undefined> {
+    await this.hubOf(signedIn, hubId);
+    const terms = termsOf(q);
+    if (!terms) return undefined;
+    const { hits, hasMore } = await this.deps.store.search.page({
+      hubId,
+      terms,
+      before: parsePosition(before),
+      limit: RESULTS_PER_PAGE,
+    });
+    const last = hits.at(-1);
+    return {
+      terms,
+      hits,
+      next: hasMore && last ? { createdAt: last.message.createdAt, rowId: last.rowId } : undefined,
+    };
+  }
+
+  /** A message's kept media, or the error saying why there is none (yet). */
+  async content(signedIn: SignedIn, hubId: string, messageId: string): Promise<ServableContent> {
+    return servableContent(this.deps, await this.hubOf(signedIn, hubId), messageId);
+  }
+
+  /**
+   * One contact's messages in `from`..`to` (days of the hub's zone, either open), oldest first, as
+   * the read API's rows; undefined when the hub has no such contact.
+   */
+  async contactRows(
+    signedIn: SignedIn,
+    hubId: string,
+    lineId: string,
+    days: { from?: CalendarDay | undefined; to?: CalendarDay | undefined },
+  ): Promise<AsyncIterable<MessageRow[]> | undefined> {
+    const hub = await this.hubOf(signedIn, hubId);
+    const range = dayRangeInZone(days.from, days.to, hub.timeZone);
+    const conversations = this.deps.store.conversations;
+    const first = await conversations.messages({
+      hubId,
+      lineId,
+      ...range,
+      at: { after: { createdAt: Number.MIN_SAFE_INTEGER, rowId: 0 } },
+      limit: ROWS_PER_READ,
+    });
+    if (!first) return undefined;
+    return (async function* () {
+      let page: ConversationPage | undefined = first;
+      while (page && page.messages.length > 0) {
+        const { lineId: id, vid, name } = page.contact;
+        yield page.messages.map((m) => ({
+          contactId: 0,
+          lineId: id,
+          vid,
+          name,
+          sender: m.sender,
+          msg: m.msg,
+          contentType: m.contentType,
+          createdAt: m.createdAt,
+        }));
+        const last = page.messages.at(-1);
+        if (!page.hasNewer || !last) return;
+        page = await conversations.messages({
+          hubId,
+          lineId,
+          ...range,
+          at: { after: last },
+          limit: ROWS_PER_READ,
+        });
+      }
+    })();
+  }
+
+  /** The hub's messages in `from`..`to`, in the read API's order and shape. */
+  async hubRows(
+    signedIn: SignedIn,
+    hubId: string,
+    days: { from?: CalendarDay | undefined; to?: CalendarDay | undefined },
+  ): Promise<AsyncIterable<MessageRow[]>> {
+    const hub = await this.hubOf(signedIn, hubId);
+    return this.deps.store.messages.stream({ hubId, ...dayRangeInZone(days.from, days.to, hub.timeZone) });
+  }
+
+  /** Erases a contact (CONTRACT §13): the messages erased, or undefined when there is no such contact. */
+  async erase(signedIn: SignedIn, hubId: string, lineId: string): Promise<number | undefined> {
+    await this.hubOf(signedIn, hubId);
+    return this.deps.store.contacts.erase(hubId, lineId, this.deps.clock());
+  }
+}

@@ -1,0 +1,243 @@
+/**
+ * The account screen's conversations over HTTP, without a browser (conversations.test.ts drives
+ * them in Chromium), on both stores: an account reads only its own hubs; the downloads are what the
+ * read API answers (JSON byte for byte, CSV row for row); kept media come with their own sandbox;
+ * bad days and queries are a 400 page, never a 500; Erase contact asks first, needs the session's
+ * token from the same site, and leaves nothing of the contact in any answer.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { AccountClient } from '../fixtures/account-client.js';
+import {
+  CONVERSATION_TOKEN,
+  FRIEND_NAME,
+  IMAGE,
+  IMAGE_ID,
+  seedConversations,
+  startFakeLine,
+} from '../fixtures/conversations.js';
+import { readCsv } from '../fixtures/csv.js';
+import type { FakeLine } from '../fixtures/fake-line.js';
+import { OTHER_USER, USER } from '../fixtures/line.js';
+import { rawRequest, startTestServer, type TestServer } from '../helpers.js';
+
+const PASSWORD = 'conversations access password';
+const MINE = '7790001';
+const THEIRS = '7790002';
+let server: TestServer;
+let line: FakeLine;
+let readKey: string;
+let me: AccountClient;
+let stranger: AccountClient;
+
+before(async () => {
+  line = await startFakeLine({ token: CONVERSATION_TOKEN });
+  server = await startTestServer({ lineApiDataBaseUrl: line.base });
+  await seedConversations(server, MINE, line);
+  await server.hubs.add(THEIRS, {});
+  await server.accounts.add('me@example.com', [MINE], PASSWORD);
+  await server.accounts.add('stranger@example.com', [THEIRS], PASSWORD);
+  readKey = (await server.keys.issue(MINE, 'read', '')).key;
+  me = new AccountClient(server.url, PASSWORD);
+  await me.signIn('me@example.com');
+  stranger = new AccountClient(server.url, PASSWORD);
+  await stranger.signIn('stranger@example.com');
+});
+after(async () => {
+  await server?.close();
+  await line?.close();
+});
+
+const base = `/account/hubs/${MINE}`;
+const friend = `${base}/conversations/${USER}`;
+
+/** The read API's answer for the days, as bytes. */
+async function readApi(query: string): Promise<Buffer> {
+  const res = await rawRequest(server.url, 'GET', `/api/line/${MINE}/messages?apikey=${readKey}&${query}`);
+  assert.equal(res.status, 200, res.body.toString());
+  return res.body;
+}
+
+describe('who can read', () => {
+  test('signed out, every page and download sends to the sign-in page', async () => {
+    const anonymous = new AccountClient(server.url, PASSWORD);
+    for (const path of [
+      `${base}/conversations`,
+      friend,
+      `${friend}/messages.csv`,
+      `${base}/messages.json`,
+      `${base}/content/${IMAGE_ID}`,
+    ]) {
+      const res = await anonymous.get(path);
+      assert.equal(res.status, 303, path);
+      assert.equal(res.headers.location, '/account');
+    }
+  });
+
+  test("another account's hub is not found, and none of its messages is in the answer", async () => {
+    for (const path of [
+      `${base}/conversations`,
+      `${base}/conversations?q=${encodeURIComponent('予約')}`,
+      friend,
+      `${friend}/messages.csv`,
+      `${base}/messages.json`,
+      `${base}/content/${IMAGE_ID}`,
+    ]) {
+      const res = await stranger.get(path);
+      assert.equal(res.status, 404, path);
+      assert.doesNotMatch(res.text, /予約|佐藤/, path);
+      assert.equal(res.headers['content-type'], 'text/html; charset=utf-8');
+    }
+    const csrf = await stranger.csrf();
+    const erase = await stranger.post(`${friend}/erase`, { csrf, confirm: 'yes' });
+    assert.equal(erase.status, 404);
+    assert.equal((await server.store.contacts.get(MINE, USER))?.name, FRIEND_NAME, 'nothing was erased');
+  });
+
+  test('my hub lists its contacts, the named friend first, with a link named by the name', async () => {
+    const res = await me.get(`${base}/conversations`);
+    assert.equal(res.status, 200);
+    assert.match(res.text, new RegExp(`<a href="${friend}">${FRIEND_NAME}</a>`));
+    // The unnamed friend's link is its LINE user id.
+    assert.match(res.text, new RegExp(`<a href="${base}/conversations/${OTHER_USER}">${OTHER_USER}</a>`));
+    assert.ok(res.text.indexOf(FRIEND_NAME) < res.text.indexOf(OTHER_USER), 'newest activity first');
+    assert.match(res.text, /rel="next"/, 'more contacts than one page');
+    assert.equal(res.headers['cache-control'], 'private, no-store');
+  });
+});
+
+describe('downloads', () => {
+  test('JSON of a range is the read API answer, byte for byte', async () => {
+    for (const query of [
+      'from=2026-11-20&to=2026-11-20',
+      'from=2026-11-21&to=2026-11-21',
+      'from=2026-10-01&to=2026-11-30',
+    ]) {
+      const res = await me.get(`${base}/messages.json?${query}`);
+      assert.equal(res.status, 200);
+      assert.equal(res.headers['content-type'], 'application/json; charset=utf-8');
+      assert.match(String(res.headers['content-disposition']), /^attachment; filename="chatlog-7790001-/);
+      assert.deepEqual(res.body, await readApi(query), query);
+    }
+  });
+
+  test("a conversation's JSON is the read API's record of that contact, and its CSV the same rows", async () => {
+    const all = JSON.parse((await readApi('from=2026-10-01&to=2026-11-30')).toString()) as Array<{
+      lineId: string;
+      vid: string;
+      name: string;
+      messages: Array<{ sender: string; msg: string; contentType: string; createdAt: string }>;
+    }>;
+    const record = all.find((contact) => contact.lineId === USER);
+    assert.ok(record);
+    const json = await me.get(`${friend}/messages.json`);
+    assert.equal(json.status, 200);
+    assert.deepEqual(JSON.parse(json.text), [record]);
+
+    const csv = await me.get(`${friend}/messages.csv`);
+    assert.equal(csv.status, 200);
+    assert.equal(csv.headers['content-type'], 'text/csv; charset=utf-8');
+    assert.deepEqual([...csv.body.subarray(0, 3)], [0xef, 0xbb, 0xbf], 'UTF-8 with a byte order mark');
+    const [header, ...rows] = readCsv(csv.text.slice(1));
+    assert.deepEqual(header, [
+      'createdAt (hub time zone)',
+      'createdAt (UTC)',
+      'lineId',
+      'vid',
+      'name',
+      'sender',
+      'contentType',
+      'msg',
+    ]);
+    assert.deepEqual(
+      rows,
+      record.messages.map((m) => [
+        // Tokyo is UTC+9 all year.
+        new Date(Date.parse(m.createdAt) + 9 * 3_600_000).toISOString().slice(0, 19).replace('T', ' '),
+        m.createdAt,
+        record.lineId,
+        record.vid,
+        record.name,
+        m.sender,
+        m.contentType,
+        m.msg,
+      ]),
+    );
+    // A range of the conversation: the days in Tokyo.
+    const day = await me.get(`${friend}/messages.json?from=2026-11-21&to=2026-11-21`);
+    assert.deepEqual(
+      JSON.parse(day.text)[0].messages.map((m: { createdAt: string }) => m.createdAt),
+      record.messages.map((m) => m.createdAt).filter((t) => t >= '2026-11-20T15:00:00.000Z'),
+    );
+  });
+
+  test('a bad day, a reversed range and a bad query are a 400 page saying why', async () => {
+    for (const [path, why] of [
+      [`${base}/messages.csv?from=2026-02-30`, /from/],
+      [`${friend}/messages.json?from=2026-11-21&to=2026-11-20`, /to/],
+      [`${base}/conversations?q=${encodeURIComponent('a '.repeat(17))}`, /1 to 16 words/],
+    ] as const) {
+      const res = await me.get(path);
+      assert.equal(res.status, 400, path);
+      assert.equal(res.headers['content-type'], 'text/html; charset=utf-8');
+      assert.match(res.text, why);
+    }
+  });
+});
+
+test('kept media come through the session with their own sandbox, byte ranges included', async () => {
+  const res = await me.get(`${base}/content/${IMAGE_ID}`);
+  assert.equal(res.status, 200);
+  assert.deepEqual(res.body, IMAGE);
+  assert.equal(res.headers['content-type'], 'image/png');
+  assert.equal(res.headers['content-security-policy'], "default-src 'none'; sandbox");
+  const part = await me.send('GET', `${base}/content/${IMAGE_ID}`, undefined, { range: 'bytes=0-7' });
+  assert.equal(part.status, 206);
+  assert.deepEqual(part.body, IMAGE.subarray(0, 8));
+  const none = await me.get(`${base}/content/470000000000000002`);
+  assert.equal(none.status, 404, 'a sticker has no kept content');
+});
+
+test('search finds 予約 in three messages and marks it; each result links into its conversation', async () => {
+  const res = await me.get(`${base}/conversations?q=${encodeURIComponent('予約')}`);
+  assert.equal(res.status, 200);
+  const results = [...res.text.matchAll(/<li class="result">([\s\S]*?)<\/li>/g)].map((m) => m[1] ?? '');
+  assert.equal(results.length, 3);
+  for (const result of results) {
+    assert.match(result, /<mark>予約<\/mark>/);
+    assert.match(result, new RegExp(`href="${friend}\\?at=[\\w-]+&#38;q=%E4%BA%88%E7%B4%84#m-`));
+  }
+});
+
+describe('Erase contact', () => {
+  test('asks first, refuses another site and a missing token, then erases everything of the contact', async () => {
+    const csrf = await me.csrf();
+    const ask = await me.post(`${friend}/erase`, { csrf });
+    assert.equal(ask.status, 200);
+    assert.match(ask.text, /Erase 佐藤 花子\?/);
+    assert.match(ask.text, />Erase<\/button>/);
+    const crossSite = await me.post(
+      `${friend}/erase`,
+      { csrf, confirm: 'yes' },
+      { 'sec-fetch-site': 'cross-site' },
+    );
+    assert.equal(crossSite.status, 403);
+    const noToken = await me.post(`${friend}/erase`, { confirm: 'yes' });
+    assert.equal(noToken.status, 403);
+    assert.ok(await server.store.contacts.get(MINE, USER), 'not erased yet');
+
+    const done = await me.post(`${friend}/erase`, { csrf, confirm: 'yes' });
+    assert.equal(done.status, 303);
+    assert.equal(done.headers.location, `${base}/conversations?erased=7`);
+    assert.doesNotMatch(String(done.headers.location), /佐藤|%E4/, 'the name is not kept in the URL');
+    const list = await me.get(String(done.headers.location));
+    assert.match(list.text, /The contact was erased, with 7 messages\./);
+    assert.doesNotMatch(list.text, /佐藤/);
+    assert.equal((await me.get(friend)).status, 404);
+    assert.equal((await me.get(`${base}/content/${IMAGE_ID}`)).status, 404);
+    const answer = (await readApi('from=2026-10-01&to=2026-11-30')).toString();
+    assert.doesNotMatch(answer, new RegExp(`${USER}|佐藤|予約を承り`));
+    const search = await me.get(`${base}/conversations?q=${encodeURIComponent('予約')}`);
+    assert.equal([...search.text.matchAll(/<li class="result">/g)].length, 0);
+  });
+});
