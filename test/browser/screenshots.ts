@@ -1,27 +1,30 @@
 /**
  * `npm run screenshots`: the signed-in account screen in English and Japanese, on a desktop
  * (docs/account-en.png, docs/account-ja.png, shown in the README) and on a 390 px phone
- * (docs/account-en-phone.png, docs/account-ja-phone.png, the copy icon's tooltip showing). Same
- * Chromium as the tests. The hub (Asia/Tokyo) holds messages, so the example curl names their week.
+ * (docs/account-en-phone.png, docs/account-ja-phone.png, the copy icon's tooltip showing), and a
+ * conversation opened from a search for 予約 (docs/conversation-en.png on a desktop,
+ * docs/conversation-ja-phone.png on a phone). Same Chromium as the tests. The hub (Asia/Tokyo)
+ * holds the conversations of test/fixtures/conversations.ts, so the example curl names their week.
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { message, startTestServer, storeMessages } from '../helpers.js';
+import { CONVERSATION_TOKEN, seedConversations, startFakeLine } from '../fixtures/conversations.js';
+import { startTestServer } from '../helpers.js';
 import { launchChromium } from './chromium.js';
 
 const DOCS = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'docs');
 const PASSWORD = 'screenshot password';
 const HUB = '6662225';
 
-const server = await startTestServer({ publicUrl: 'https://chatlog.example.com' });
+const line = await startFakeLine({ token: CONVERSATION_TOKEN });
+const server = await startTestServer({
+  publicUrl: 'https://chatlog.example.com',
+  lineApiDataBaseUrl: line.base,
+});
 const browser = await launchChromium();
 try {
-  await server.hubs.add(HUB, { timeZone: 'Asia/Tokyo' });
+  await seedConversations(server, HUB, line);
   await server.accounts.add('owner@example.com', [HUB], PASSWORD);
-  await storeMessages(server.store, HUB, [
-    message({ createdAt: Date.parse('2026-11-18T02:15:00Z'), msg: 'こんにちは' }),
-    message({ createdAt: Date.parse('2026-11-20T23:40:00Z'), msg: '予約の変更をお願いします' }),
-  ]);
   const old = await server.keys.issue(HUB, 'read', 'Old integration');
   await server.keys.revoke(old.summary.id);
   const used = await server.keys.issue(HUB, 'read', 'HubSpot sync');
@@ -52,9 +55,20 @@ try {
     const file = path.join(DOCS, `${name}.png`);
     await page.screenshot({ path: file, fullPage: true });
     process.stderr.write(`wrote ${path.relative(process.cwd(), file)}\n`);
+    if (name === 'account-en' || name === 'account-ja-phone') {
+      // Conversations, a search for 予約, its oldest result: the conversation around it.
+      await page.goto(`${server.url}/account/hubs/${HUB}/conversations?q=${encodeURIComponent('予約')}`);
+      await page.locator('li.result a').last().click();
+      await page.locator('li.message[aria-current="true"]').waitFor();
+      await page.evaluate(() => window.scrollTo(0, 0));
+      const conversation = path.join(DOCS, `${name.replace('account', 'conversation')}.png`);
+      await page.screenshot({ path: conversation, fullPage: true });
+      process.stderr.write(`wrote ${path.relative(process.cwd(), conversation)}\n`);
+    }
     await context.close();
   }
 } finally {
   await browser.close();
   await server.close();
+  await line.close();
 }
