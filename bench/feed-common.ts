@@ -1,4 +1,4 @@
-/** What bench/feed.ts shares with nothing else: the dataset's stores as the suite opens them, and small helpers. */
+/** What bench/feed.ts and bench/search.ts share: the dataset's stores as the suite opens them, and small helpers. */
 import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
@@ -29,11 +29,46 @@ export function readManifest(kind: StoreKind): Manifest {
   return JSON.parse(fs.readFileSync(file, 'utf8')) as Manifest;
 }
 
-export function openStore(kind: StoreKind): Store {
+export function openStore(kind: StoreKind, options: { searchIndex?: boolean } = {}): Store {
   return kind === 'sqlite'
-    ? new SqliteStore({ dataDir: path.join(DATA, 'sqlite') })
-    : new PostgresStore({ connectionString: PG_URL, schema: PG_SCHEMA, statementTimeoutMs: 600_000 });
+    ? new SqliteStore({ dataDir: path.join(DATA, 'sqlite'), ...options })
+    : new PostgresStore({
+        connectionString: PG_URL,
+        schema: PG_SCHEMA,
+        statementTimeoutMs: 600_000,
+        ...options,
+      });
 }
+
+/** A fresh empty store of its own (a temporary directory, or a PostgreSQL schema), for imports. */
+export function scratchStore(kind: StoreKind, name: string, options: { searchIndex?: boolean } = {}): Store {
+  return kind === 'sqlite'
+    ? new SqliteStore({ dataDir: path.join(DATA, 'scratch', name), ...options })
+    : new PostgresStore({
+        connectionString: PG_URL,
+        schema: `chatlog_bench_${name}`,
+        statementTimeoutMs: 600_000,
+        ...options,
+      });
+}
+
+/** Removes what scratchStore(kind, name) made. */
+export async function dropScratchStore(kind: StoreKind, name: string): Promise<void> {
+  if (kind === 'sqlite') {
+    fs.rmSync(path.join(DATA, 'scratch', name), { recursive: true, force: true });
+    return;
+  }
+  const client = new pg.Client({ connectionString: PG_URL });
+  await client.connect();
+  try {
+    await client.query(`DROP SCHEMA IF EXISTS chatlog_bench_${name} CASCADE`);
+  } finally {
+    await client.end();
+  }
+}
+
+/** The bench database's URL and schema (PostgreSQL), for a raw client. */
+export const PG_BENCH = { url: PG_URL, schema: PG_SCHEMA };
 
 export function serverEnv(kind: StoreKind, secret: string): Record<string, string | undefined> {
   return kind === 'sqlite'

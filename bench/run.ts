@@ -16,6 +16,10 @@
  *                          [--images 2000] [--image-kb 20] [--large-count 10] [--load-seconds 5]
  *                                   media (issue 17): serving a large content vs a bare file server,
  *                                   RSS growth, downloads from a fake LINE, Q5 while they run
+ *   npm run bench -- search [--store sqlite|postgres|both] [--rounds 3] [--seconds 10] [--concurrency 8]
+ *                           [--import-messages 200000] [--load-seconds 5] [--parts 1,2]
+ *                                   search (issue 18): first page p50/p99 with 8 searchers beside a
+ *                                   brute-force scan; the index's bytes, import and Q5 with and without it
  */
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
@@ -29,6 +33,7 @@ const NAMED: Record<string, string> = {
   'q1-busy': 'bench/q1-busy.ts',
   feed: 'bench/feed.ts',
   media: 'bench/media.ts',
+  search: 'bench/search.ts',
 };
 
 const [first, ...rest] = process.argv.slice(2);

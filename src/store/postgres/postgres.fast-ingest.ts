@@ -30,6 +30,7 @@ export async function storeMessagesInOneStatement(
   client: pg.ClientBase,
   clock: FeedClock,
   group: readonly IngestRequest[],
+  searchIndex = true,
 ): Promise<IngestOutcome[]> {
   type MessageOp = Extract<IngestOperation, { kind: 'message' }>;
   const all = group.flatMap((item) =>
@@ -103,7 +104,7 @@ export async function storeMessagesInOneStatement(
       ? [{ id: Number(row.id), hubId: row.hub_id, msg: row.msg ?? '' }]
       : [],
   );
-  if (indexed.length > 0) await client.query(INSERT_SEARCH_ROWS, searchRowParams(indexed));
+  if (searchIndex && indexed.length > 0) await client.query(INSERT_SEARCH_ROWS, searchRowParams(indexed));
   await queueNewContent(
     client,
     all.filter(({ item, op }) => op.content && newRows.has(`${item.hubId}\u0000${op.sourceId}`)),

@@ -21,6 +21,7 @@ export async function importIntoPostgres(
   hubId: string,
   batches: AsyncIterable<readonly ImportMessage[]>,
   now: number,
+  searchIndex = true,
 ): Promise<ImportOutcome> {
   const outcome: ImportOutcome = { received: 0, inserted: 0, duplicates: 0, contactsCreated: 0 };
   if (!(await hubExists(tx, hubId))) throw new Error(`hub ${hubId} does not exist`);
@@ -100,7 +101,7 @@ export async function importIntoPostgres(
       // Indexed in the import's transaction, as every message is (../sql/search.ts).
       if (result.rows.length > 0) {
         const rows = result.rows.map((row) => ({ id: Number(row.id), hubId, msg: row.msg }));
-        await client.query(INSERT_SEARCH_ROWS, searchRowParams(rows));
+        if (searchIndex) await client.query(INSERT_SEARCH_ROWS, searchRowParams(rows));
       }
       if ((result.rowCount ?? 0) === pending.length) break;
       // Some were not stored: already there (a re-import), or their id is another message's.

@@ -95,6 +95,8 @@ export interface PostgresStoreOptions {
   connectTimeoutMs?: number;
   /** Told about pool errors (a dropped idle connection, say); they never crash the process. */
   onPoolError?: (error: Error) => void;
+  /** False: writes add no search index rows (`npm run bench -- search` measures the index's cost). */
+  searchIndex?: boolean;
 }
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -119,6 +121,7 @@ export class PostgresStore extends SqlStore {
 
   constructor(options: PostgresStoreOptions) {
     super();
+    this.searchIndex = options.searchIndex ?? true;
     if (options.schema !== undefined && !SCHEMA_NAME.test(options.schema)) {
       throw new Error(`schema "${options.schema}" must be a lower-case SQL identifier`);
     }
@@ -247,7 +250,7 @@ export class PostgresStore extends SqlStore {
       const outcomes = await this.writeChanges(hubsOfGroup(group), (tx, clock) => {
         const client = this.clients.get(tx);
         if (!client) throw new Error('a write transaction of this store has its connection');
-        return storeMessagesInOneStatement(client, clock, group);
+        return storeMessagesInOneStatement(client, clock, group, this.searchIndex);
       }).catch(() => undefined);
       if (outcomes) return outcomes;
     }
@@ -263,7 +266,7 @@ export class PostgresStore extends SqlStore {
   ): Promise<ImportOutcome> {
     const client = this.clients.get(tx);
     if (!client) throw new Error('an import runs in a write transaction of this store');
-    return importIntoPostgres(client, tx, clock, hubId, batches, now);
+    return importIntoPostgres(client, tx, clock, hubId, batches, now, this.searchIndex);
   }
 
   private async retryingConflicts<T>(work: () => Promise<T>): Promise<T> {

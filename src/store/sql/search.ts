@@ -73,6 +73,15 @@ export interface SearchEngine {
   unindexed(expr: string): string;
 }
 
+/**
+ * Writes no index row (the store option `searchIndex: false`): for `npm run bench -- search`, which
+ * measures what indexing costs imports and ingest. Search still answers, from the rows written
+ * before; a store serving users always indexes.
+ */
+export function withoutIndexWrites(engine: SearchEngine): SearchEngine {
+  return { ...engine, add: async () => undefined };
+}
+
 /** Index rows written per statement when a migration fills the index. */
 const FILL_BATCH = 2_000;
 /** A progress line on stderr every this many messages, for stores big enough to take a while. */

@@ -53,7 +53,7 @@ import {
   setKeyRateLimit,
 } from './keys.js';
 import { LATEST_VERSION, schemaVersion } from './schema.js';
-import { type SearchEngine, searchPage } from './search.js';
+import { type SearchEngine, searchPage, withoutIndexWrites } from './search.js';
 import type { Wakeups } from './wakeups.js';
 import {
   addEndpoint,
@@ -105,6 +105,8 @@ export abstract class SqlStore implements Store {
   ): Promise<ImportOutcome>;
   /** The engine's search index (./search.ts): written with each message, read by search.page. */
   protected abstract readonly searchEngine: SearchEngine;
+  /** Whether writes add index rows: false only to measure what indexing costs (the bench). */
+  protected searchIndex = true;
   /** Closes the engine's connections, once the writes in flight are done. */
   protected abstract closeConnections(): Promise<void>;
 
@@ -114,7 +116,12 @@ export abstract class SqlStore implements Store {
   /** Commits a group of live writes; an engine may override it with a faster path it measured. */
   protected commitGroup(group: readonly IngestRequest[]): Promise<GroupOutcome[]> {
     return this.writeChanges(hubsOfGroup(group), (tx, clock) =>
-      applyGroup(tx, clock, this.searchEngine, group),
+      applyGroup(
+        tx,
+        clock,
+        this.searchIndex ? this.searchEngine : withoutIndexWrites(this.searchEngine),
+        group,
+      ),
     );
   }
 

@@ -28,6 +28,7 @@ export async function importIntoSqlite(
   hubId: string,
   batches: AsyncIterable<readonly ImportMessage[]>,
   now: number,
+  searchIndex = true,
 ): Promise<ImportOutcome> {
   const findContact = db.prepare('SELECT id, vid, name FROM contacts WHERE hub_id = ? AND line_id = ?');
   const insertContact = db.prepare(
@@ -81,7 +82,7 @@ export async function importIntoSqlite(
         const args = [message.createdAt, message.sender, message.msg, message.contentType];
         const stored = insertMessage.run(hubId, contact.id, ...args, message.sourceId, seq, now, id);
         if (stored.changes > 0) {
-          indexMessage.run(stored.lastInsertRowid, messageTokens(message.msg));
+          if (searchIndex) indexMessage.run(stored.lastInsertRowid, messageTokens(message.msg));
           outcome.inserted += 1;
           break;
         }

@@ -112,6 +112,8 @@ export interface SqliteStoreOptions {
   dataDir: string;
   /** Ranges of at most this many rows are read by time and sorted in memory (tests force a path). */
   shortRangeMaxRows?: number;
+  /** False: writes add no search index rows (`npm run bench -- search` measures the index's cost). */
+  searchIndex?: boolean;
 }
 
 export class SqliteStore extends SqlStore {
@@ -141,6 +143,7 @@ export class SqliteStore extends SqlStore {
   constructor(options: SqliteStoreOptions) {
     super();
     this.shortRangeMaxRows = options.shortRangeMaxRows ?? answer.SORT_IN_MEMORY_MAX_ROWS;
+    this.searchIndex = options.searchIndex ?? true;
     fs.mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
     this.file = path.join(options.dataDir, 'chatlog.db');
     // Created private: SQLite gives the -wal and -shm files the same mode.
@@ -308,7 +311,7 @@ export class SqliteStore extends SqlStore {
     batches: AsyncIterable<readonly ImportMessage[]>,
     now: number,
   ): Promise<ImportOutcome> {
-    return importIntoSqlite(this.db, tx, clock, hubId, batches, now);
+    return importIntoSqlite(this.db, tx, clock, hubId, batches, now, this.searchIndex);
   }
 
   /** At most MAX_READERS answers read at once (each holds a connection and its cache); others wait their turn. */
