@@ -1,8 +1,14 @@
 /**
- * `chatlog contact erase` (CONTRACT §13): a person's data gone from the hub, on their request.
+ * `chatlog contact erase` and `chatlog contact export` (CONTRACT §13): a person's data gone from
+ * the hub, or handed to them as a ZIP, on their request.
  */
+import fs from 'node:fs';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import type { Command } from 'commander';
 import { UserError } from '../lib/errors.js';
+import { personalDataZip } from '../modules/contacts/contacts.export.js';
+import { openContentStore } from '../store/content/open.js';
 import { type GlobalOptions, withRuntime } from './runtime.js';
 
 /** LINE user ids and the ids of messages ingested without one: what the store keys a contact by. */
@@ -28,6 +34,40 @@ export function registerContactCommands(program: Command, globals: () => GlobalO
           `chatlog: contact ${lineId} of hub ${hubId} erased with ${erased} ${erased === 1 ? 'message' : 'messages'}\n`,
         );
         process.stdout.write(`${JSON.stringify({ erased: { messages: erased } })}\n`);
+      });
+    });
+
+  contact
+    .command('export <hubId> <lineId>')
+    .description(
+      "a person's data as a ZIP: messages.json (the contact as the read API renders it, no range, each message with its id) and content/<messageId> for each media item kept",
+    )
+    .requiredOption('--out <file>', 'the ZIP file to write (not overwritten: give a new name)')
+    .action(async (hubId: string, lineId: string, options: { out: string }) => {
+      if (!LINE_ID.test(lineId)) throw new UserError(`"${lineId.slice(0, 100)}" is not a LINE id`);
+      const out = path.resolve(options.out);
+      if (fs.existsSync(out)) throw new UserError(`${options.out} exists: give a new file name`);
+      await withRuntime(globals(), async (runtime) => {
+        await runtime.hubs.require(hubId);
+        const blobs = await openContentStore(runtime.config);
+        try {
+          const made = await personalDataZip({ store: runtime.store, blobs }, hubId, lineId);
+          if (!made) throw new UserError(`hub ${hubId} has no contact ${lineId} (nothing exported)`);
+          // Written beside the target and renamed when whole: a cut export never looks finished.
+          const partial = `${out}.partial`;
+          try {
+            await pipeline(made.zip, fs.createWriteStream(partial, { flags: 'wx', mode: 0o600 }));
+            fs.renameSync(partial, out);
+          } catch (error) {
+            fs.rmSync(partial, { force: true });
+            throw error;
+          }
+          process.stderr.write(
+            `chatlog: the data of contact ${lineId} of hub ${hubId} written to ${options.out} (${fs.statSync(out).size.toLocaleString('en-US')} bytes)\n`,
+          );
+        } finally {
+          await blobs.close();
+        }
       });
     });
 }

@@ -19,6 +19,7 @@ import {
 import { readCsv } from '../fixtures/csv.js';
 import type { FakeLine } from '../fixtures/fake-line.js';
 import { OTHER_USER, USER } from '../fixtures/line.js';
+import { readZip } from '../fixtures/zip.js';
 import { rawRequest, startTestServer, type TestServer } from '../helpers.js';
 
 const PASSWORD = 'conversations access password';
@@ -209,6 +210,32 @@ test('search finds 予約 in three messages and marks it; each result links into
   }
 });
 
+test("Export personal data: a ZIP of messages.json (the read API's record, each message with its id) and the kept image", async () => {
+  const res = await me.get(`${friend}/personal-data.zip`);
+  assert.equal(res.status, 200);
+  assert.equal(res.headers['content-type'], 'application/zip');
+  assert.match(String(res.headers['content-disposition']), /^attachment; filename="chatlog-7790001-U4af/);
+  const entries = await readZip(res.body);
+  assert.deepEqual([...entries.keys()], ['messages.json', `content/${IMAGE_ID}`]);
+  assert.deepEqual(entries.get(`content/${IMAGE_ID}`), IMAGE);
+  const data = JSON.parse(entries.get('messages.json')?.toString('utf8') ?? '');
+  const record = (
+    JSON.parse((await readApi('from=2026-10-01&to=2026-11-30')).toString()) as Array<{ lineId: string }>
+  ).find((contact) => contact.lineId === USER);
+  assert.deepEqual(
+    { ...data, messages: data.messages.map(({ id: _, ...rest }: Record<string, string>) => rest) },
+    record,
+    "the read API's record of the contact, every message",
+  );
+  assert.deepEqual(Object.keys(data.messages[0]), ['id', 'sender', 'msg', 'contentType', 'createdAt']);
+  const ids = data.messages.map((m: { id: string }) => m.id);
+  assert.equal(new Set(ids).size, ids.length, 'each message its own id');
+  assert.ok(ids.includes(IMAGE_ID), "a LINE message's id is LINE's");
+  for (const id of ids) assert.match(id, /^[A-Za-z0-9_-]{1,64}$/);
+  assert.equal((await stranger.get(`${friend}/personal-data.zip`)).status, 404);
+  assert.equal((await me.get(`${base}/conversations/Unobody/personal-data.zip`)).status, 404);
+});
+
 describe('Erase contact', () => {
   test('asks first, refuses another site and a missing token, then erases everything of the contact', async () => {
     const csrf = await me.csrf();
@@ -235,6 +262,7 @@ describe('Erase contact', () => {
     assert.doesNotMatch(list.text, /佐藤/);
     assert.equal((await me.get(friend)).status, 404);
     assert.equal((await me.get(`${base}/content/${IMAGE_ID}`)).status, 404);
+    assert.equal((await me.get(`${friend}/personal-data.zip`)).status, 404, 'no export after erasure');
     const answer = (await readApi('from=2026-10-01&to=2026-11-30')).toString();
     assert.doesNotMatch(answer, new RegExp(`${USER}|佐藤|予約を承り`));
     const search = await me.get(`${base}/conversations?q=${encodeURIComponent('予約')}`);

@@ -1,12 +1,16 @@
 /**
- * `chatlog contact erase` (CONTRACT §13), run as an operator runs it: bin/chatlog in a child process
- * (built: `npm run build`) over a test store holding two contacts' messages.
+ * `chatlog contact export` and `chatlog contact erase` (CONTRACT §13), run as an operator runs them:
+ * bin/chatlog in a child process (built: `npm run build`) over a test store holding two contacts'
+ * messages. (Media in the export: test/browser/conversations-access.test.ts, on both stores.)
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { IngestOperation } from '../../src/store/store.js';
 import { BIN } from '../fixtures/serve.js';
+import { readZip } from '../fixtures/zip.js';
 import { createTestStore, type TestStore, withoutSettings } from '../helpers.js';
 
 const HUB = '5201';
@@ -45,6 +49,36 @@ before(async () => {
 });
 after(async () => {
   await t.close();
+});
+
+test('contact export: a ZIP of the contact with each message and its id; never over an existing file', async () => {
+  const out = path.join(t.dir, 'person.zip');
+  const made = chatlog(['contact', 'export', HUB, TARGET, '--out', out]);
+  assert.equal(made.code, 0, made.stderr);
+  assert.match(made.stderr, new RegExp(`the data of contact ${TARGET} of hub ${HUB} written to`));
+  assert.equal(fs.statSync(out).mode & 0o777, 0o600, 'readable by its owner only');
+  const entries = await readZip(fs.readFileSync(out));
+  assert.deepEqual([...entries.keys()], ['messages.json']);
+  assert.deepEqual(JSON.parse(entries.get('messages.json')?.toString('utf8') ?? ''), {
+    lineId: TARGET,
+    vid: '',
+    name: '',
+    messages: [1, 2].map((n) => ({
+      id: `cli-erase-${n}`,
+      sender: 'User',
+      msg: `message ${n}`,
+      contentType: 'text',
+      createdAt: new Date(1_700_000_000_000 + n).toISOString(),
+    })),
+  });
+  const again = chatlog(['contact', 'export', HUB, TARGET, '--out', out]);
+  assert.equal(again.code, 1);
+  assert.match(again.stderr, /exists: give a new file name/);
+  const nobody = chatlog(['contact', 'export', HUB, 'Unobody', '--out', path.join(t.dir, 'nobody.zip')]);
+  assert.equal(nobody.code, 1);
+  assert.match(nobody.stderr, /has no contact Unobody \(nothing exported\)/);
+  assert.equal(fs.existsSync(path.join(t.dir, 'nobody.zip')), false, 'no file for nobody');
+  assert.equal(fs.existsSync(path.join(t.dir, 'nobody.zip.partial')), false);
 });
 
 test('contact erase: the contact and its messages gone, the other contact kept; a second time is an error', async () => {

@@ -331,10 +331,15 @@ ${notice}<dl class="api contact">
 <dt>${escapeHtml(cw.vidLabel)}</dt><dd>${contact.vid ? escapeHtml(contact.vid) : escapeHtml(cw.notLinked)}</dd>
 <dt>${escapeHtml(cw.timeZone)}</dt><dd><code class="zone">${escapeHtml(timeZone)}</code></dd>
 </dl>
-<form method="post" action="${path}/erase" class="revoke actions" data-question="${escapeHtml(cw.eraseQuestion(name))}">
+<div class="contact-actions">
+<form method="get" action="${path}/personal-data.zip">
+<button type="submit">${escapeHtml(cw.exportPersonalData)}</button>
+</form>
+<form method="post" action="${path}/erase" class="revoke" data-question="${escapeHtml(cw.eraseQuestion(name))}">
 <input type="hidden" name="csrf" value="${escapeHtml(args.csrfToken)}">
 <button type="submit" class="danger">${escapeHtml(cw.eraseContact)}</button>
 </form>
+</div>
 <section class="conversation" aria-label="${escapeHtml(cw.messagesOf(name))}">
 ${older ? `<nav class="pages" aria-label="${escapeHtml(cw.olderMessages)}">${older}</nav>` : ''}
 ${days.length === 0 ? `<p>${escapeHtml(cw.noMessages)}</p>` : days.join('\n')}

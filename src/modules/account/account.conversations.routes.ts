@@ -205,6 +205,24 @@ export function registerConversationRoutes(
     );
   }
 
+  scope.get<{ Params: ContactParams }>(
+    '/account/hubs/:hubId/conversations/:lineId/personal-data.zip',
+    async (request, reply) => {
+      const signedIn = await kit.signedInOf(request);
+      if (!signedIn) return reply.redirect('/account', 303);
+      const { hubId, lineId } = request.params;
+      const made = await conversations.personalData(signedIn, hubId, lineId);
+      if (!made) {
+        const args = wordsOf(request);
+        return kit.html(reply, 404, messagePage({ ...args, message: args.cw.contactNotFound }));
+      }
+      return reply
+        .type('application/zip')
+        .header('Content-Disposition', attachment(`chatlog-${hubId}-${lineId}-personal-data.zip`))
+        .send(made.zip);
+    },
+  );
+
   scope.get<{ Params: { hubId: string; messageId: string } }>(
     '/account/hubs/:hubId/content/:messageId',
     async (request, reply) => {
@@ -242,6 +260,7 @@ export function declareConversationPaths(app: FastifyInstance, methods: PathMeth
     '/account/hubs/:hubId/conversations',
     '/account/hubs/:hubId/conversations/:lineId',
     '/account/hubs/:hubId/content/:messageId',
+    '/account/hubs/:hubId/conversations/:lineId/personal-data.zip',
     ...Object.keys(FORMATS).flatMap((format) => [
       `/account/hubs/:hubId/messages.${format}`,
       `/account/hubs/:hubId/conversations/:lineId/messages.${format}`,

@@ -17,6 +17,7 @@ import type {
   SearchHit,
   Store,
 } from '../../store/store.js';
+import { personalDataZip } from '../contacts/contacts.export.js';
 import { type ServableContent, servableContent } from '../content/content.usecases.js';
 import { termsOf } from '../search/search.usecases.js';
 import { accountErrors } from './account.errors.js';
@@ -199,6 +200,12 @@ export class AccountConversations {
   ): Promise<AsyncIterable<MessageRow[]>> {
     const hub = await this.hubOf(signedIn, hubId);
     return this.deps.store.messages.stream({ hubId, ...dayRangeInZone(days.from, days.to, hub.timeZone) });
+  }
+
+  /** A person's data as a ZIP (CONTRACT §13), streamed; undefined when there is no such contact. */
+  async personalData(signedIn: SignedIn, hubId: string, lineId: string) {
+    await this.hubOf(signedIn, hubId);
+    return personalDataZip(this.deps, hubId, lineId);
   }
 
   /** Erases a contact (CONTRACT §13): the messages erased, or undefined when there is no such contact. */
