@@ -20,6 +20,8 @@
  *                           [--import-messages 200000] [--load-seconds 5] [--parts 1,2]
  *                                   search (issue 18): first page p50/p99 with 8 searchers beside a
  *                                   brute-force scan; the index's bytes, import and Q5 with and without it
+ *   npm run bench -- retention [--store sqlite|postgres|both] [--messages 1000000] [--load-seconds 5] [--rounds 3]
+ *                                   retention (issue 19): Q5 while the server purges a large backlog
  */
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
@@ -34,6 +36,7 @@ const NAMED: Record<string, string> = {
   feed: 'bench/feed.ts',
   media: 'bench/media.ts',
   search: 'bench/search.ts',
+  retention: 'bench/retention.ts',
 };
 
 const [first, ...rest] = process.argv.slice(2);

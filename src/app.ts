@@ -23,6 +23,7 @@ import { schemaOptions } from './lib/schema-compilers.js';
 import type { SecretBox } from './lib/secrets.js';
 import { registerAccountRoutes } from './modules/account/account.routes.js';
 import { AccountService } from './modules/account/account.usecases.js';
+import { AuditRecorder } from './modules/audit/audit.recorder.js';
 import { ChangesPruner } from './modules/changes/changes.pruner.js';
 import { registerChangesRoutes } from './modules/changes/changes.routes.js';
 import { registerContactRoutes } from './modules/contacts/contacts.routes.js';
@@ -41,6 +42,7 @@ import { KeyService } from './modules/keys/keys.usecases.js';
 import { AnswerCache } from './modules/messages/messages.cache.js';
 import { answerMalformedUrl, registerMessagesRoutes } from './modules/messages/messages.routes.js';
 import { registerMetricsRoutes } from './modules/metrics/metrics.routes.js';
+import { RetentionWorker } from './modules/retention/retention.worker.js';
 import { registerSearchRoutes } from './modules/search/search.routes.js';
 import { registerWebhookRoutes } from './modules/webhooks/webhooks.routes.js';
 import { WebhookService } from './modules/webhooks/webhooks.usecases.js';
@@ -82,6 +84,8 @@ export interface AppDeps {
   maxParamLength?: number;
   /** CHATLOG_CHANGES_KEEP_DAYS: how long the feed keeps deletions and contact changes. */
   changesKeepDays?: number;
+  /** CHATLOG_AUDIT_KEEP_DAYS: how long the audit keeps its records. */
+  auditKeepDays?: number;
   /** CHATLOG_WEBHOOK_ALLOW_PRIVATE: outgoing webhooks may go to private and loopback addresses. */
   webhookAllowPrivate?: boolean;
   /** Where downloaded media are kept (CONTRACT §11); closed by whoever opened it. */
@@ -195,7 +199,20 @@ export function buildApp(deps: AppDeps): App {
     // routes of public documents (the docs, the screen's assets) say otherwise themselves.
     reply.header('X-Request-Id', request.id).header('Cache-Control', NO_STORE);
     logIfAborted(request, reply);
+    // The audit's slot (CONTRACT §13): the key check fills it on the API's keyed endpoints.
+    if (request.url.startsWith('/api/'))
+      request.audit = { bytesAtStart: request.raw.socket?.bytesWritten ?? 0 };
   });
+  const audit = new AuditRecorder({
+    store: deps.store,
+    log: app.log,
+    clock,
+    keepDays: deps.auditKeepDays ?? settingDefault('auditKeepDays'),
+  });
+  app.decorateRequest('audit', null);
+  app.addHook('onResponse', async (request, reply) => audit.onResponse(request, reply));
+  app.addHook('onReady', async () => audit.start());
+  app.addHook('onClose', () => audit.stop());
   const metrics = deps.metrics;
   if (metrics) registerMetricsRoutes(app, { metrics, token: deps.metricsToken });
   app.setErrorHandler((error, _request, reply) => answerError(error, reply));
@@ -281,13 +298,15 @@ export function buildApp(deps: AppDeps): App {
       log: app.log,
       clock,
     });
+    const retention = new RetentionWorker({ store: deps.store, log: app.log, clock, metrics });
     app.addHook('onReady', async () => {
       worker.start();
       pruner.start();
+      retention.start();
       if ((deps.downloadConcurrency ?? settingDefault('downloadConcurrency')) > 0) downloads.start();
     });
     app.addHook('preClose', async () => {
-      await Promise.all([worker.stop(), pruner.stop(), downloads.stop()]);
+      await Promise.all([worker.stop(), pruner.stop(), downloads.stop(), retention.stop()]);
     });
   }
   const accounts = new AccountService({

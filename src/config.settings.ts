@@ -256,6 +256,12 @@ export const SETTINGS = {
     doc: "days the change feed keeps deletions and contact changes (a message's own change stays as long as the message); a cursor older than that is 410 cursor_expired",
     parse: integer(1, 36_500),
   }),
+  auditKeepDays: withDefault({
+    env: 'CHATLOG_AUDIT_KEEP_DAYS',
+    default: '400',
+    doc: 'days the audit log keeps its records of authorised API requests (who read what); older ones are deleted daily',
+    parse: integer(1, 36_500),
+  }),
   answerCacheBytes: withDefault({
     env: 'CHATLOG_ANSWER_CACHE_MB',
     default: '64',

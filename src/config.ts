@@ -67,6 +67,7 @@ export function appSettings(config: Config) {
     requestTimeoutMs: config.requestTimeoutMs,
     answerCacheBytes: config.answerCacheBytes,
     changesKeepDays: config.changesKeepDays,
+    auditKeepDays: config.auditKeepDays,
     webhookAllowPrivate: config.webhookAllowPrivate,
     webhookTimeoutMs: config.webhookTimeoutMs,
     publicUrl: config.publicUrl,

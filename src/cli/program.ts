@@ -21,6 +21,7 @@ import { KEY_SCOPES, type KeySummary, summarizeKey } from '../modules/keys/keys.
 import { serializeMessages } from '../modules/messages/messages.serializer.js';
 import { exportDays, exportRange, messageRows } from '../modules/messages/messages.usecases.js';
 import type { KeyScope } from '../store/store.js';
+import { registerAuditCommands } from './audit.js';
 import { registerContactCommands } from './contact.js';
 import { registerContentCommands } from './content.js';
 import { type GlobalOptions, type Runtime, withRuntime } from './runtime.js';
@@ -145,10 +146,19 @@ export function buildProgram(): Command {
       '--line-channel-access-token <token>',
       "the LINE channel's access token, to look up display names and download media",
     )
+    .option(
+      '--retention-days <days>',
+      "keep messages this many days (in the hub's time zone), removing older ones with their media at least hourly; 0 keeps everything (the default)",
+    )
     .action(
       async (
         hubId: string,
-        options: { timeZone?: string; lineChannelSecret?: string; lineChannelAccessToken?: string },
+        options: {
+          timeZone?: string;
+          lineChannelSecret?: string;
+          lineChannelAccessToken?: string;
+          retentionDays?: string;
+        },
       ) => {
         // "-" reads the value from stdin, so it stays out of `ps` and the shell history.
         const fromStdin = Object.entries(options).filter(([, value]) => value === '-');
@@ -165,11 +175,59 @@ export function buildProgram(): Command {
           process.stderr.write(
             `chatlog: hub ${saved.id} ${created ? 'created' : 'updated'} (time zone ${saved.timeZone}, LINE channel secret ${
               saved.lineChannelSecretEncrypted ? 'set' : 'not set'
-            }, access token ${saved.lineChannelAccessTokenEncrypted ? 'set' : 'not set'})\n`,
+            }, access token ${saved.lineChannelAccessTokenEncrypted ? 'set' : 'not set'}, ${
+              saved.retentionDays > 0 ? `messages kept ${saved.retentionDays} days` : 'every message kept'
+            })\n`,
           );
         });
       },
     );
+
+  hub
+    .command('purge <hubId>')
+    .description(
+      "remove now the messages older than the hub's --retention-days (as the server does at least hourly), with their media; --dry-run says what would go",
+    )
+    .option('--dry-run', 'only say what would be removed')
+    .action(async (hubId: string, options: { dryRun?: boolean }) => {
+      const { purgeHub, retentionCutoff } = await import('../modules/retention/retention.worker.js');
+      await withRuntime(globals(), async ({ hubs, store }) => {
+        const saved = await hubs.require(hubId);
+        if (saved.retentionDays === 0) {
+          throw new UserError(
+            `hub ${hubId} keeps every message: set --retention-days first (chatlog hub add ${hubId} --retention-days N)`,
+          );
+        }
+        const before = retentionCutoff(Date.now(), saved.retentionDays, saved.timeZone);
+        const preview = await store.retention.preview(hubId, before);
+        const what = `${preview.messages.toLocaleString('en-US')} messages created before ${formatTimestamp(before)} (the start of the day ${saved.retentionDays} days ago in ${saved.timeZone}), ${preview.media.toLocaleString('en-US')} of them with media${
+          preview.oldest === null
+            ? ''
+            : `; oldest ${formatTimestamp(preview.oldest)}, newest ${formatTimestamp(preview.newest ?? preview.oldest)}`
+        }`;
+        if (options.dryRun) {
+          process.stderr.write(`chatlog: hub ${hubId} would lose ${what}\n`);
+          process.stdout.write(
+            `${JSON.stringify({ hubId, before: formatTimestamp(before), ...preview, dryRun: true })}\n`,
+          );
+          return;
+        }
+        let reported = 0;
+        const removed = await purgeHub({ store, clock: Date.now }, hubId, before, {
+          onBatch: (n) => {
+            if (n - reported >= 50_000) {
+              reported = n;
+              process.stderr.write(
+                `chatlog: ${n.toLocaleString('en-US')} of ${preview.messages.toLocaleString('en-US')} removed\n`,
+              );
+            }
+          },
+        });
+        await store.retention.finish(hubId, Date.now() + 60 * 60_000, removed > 0);
+        process.stderr.write(`chatlog: hub ${hubId}: ${removed.toLocaleString('en-US')} messages removed\n`);
+        process.stdout.write(`${JSON.stringify({ hubId, before: formatTimestamp(before), removed })}\n`);
+      });
+    });
 
   const account = program.command('account').description('logins to the account screen (/account)');
   account
@@ -271,6 +329,7 @@ export function buildProgram(): Command {
     });
 
   registerWebhookCommands(program, globals);
+  registerAuditCommands(program, globals);
   registerContentCommands(program, globals);
   registerContactCommands(program, globals);
 

@@ -2,7 +2,8 @@
  * Prometheus metrics (prom-client) for /metrics: requests and their latency by route pattern, method
  * and status (never by hub, key or URL), messages stored by source, webhook signature failures,
  * rate-limited requests, the store's connection pools, media downloads (by outcome, bytes, queue,
- * bytes kept), and Node's own (event-loop lag included).
+ * bytes kept), retention runs (by outcome, messages removed, the last success and failure), and
+ * Node's own (event-loop lag included).
  *
  * prom-client is loaded after the server listens, so that it does not delay the first answer;
  * what happens before it is loaded is kept and counted when it is.
@@ -14,7 +15,8 @@ type Event =
   | { kind: 'request'; route: string; method: string; status: number; seconds: number }
   | { kind: 'stored'; source: string; count: number }
   | { kind: 'webhook_refused'; reason: string }
-  | { kind: 'download'; outcome: string; bytes: number };
+  | { kind: 'download'; outcome: string; bytes: number }
+  | { kind: 'retention'; outcome: 'ok' | 'failed'; removed: number; at: number };
 
 const EARLY_EVENTS_KEPT = 10_000;
 
@@ -28,6 +30,10 @@ interface Instruments {
   pools: Gauge<'pool' | 'state'>;
   downloads: Counter<'outcome'>;
   downloadedBytes: Counter;
+  retentionRuns: Counter<'outcome'>;
+  retentionRemoved: Counter;
+  retentionLastSuccess: Gauge;
+  retentionLastFailure: Gauge;
 }
 
 /** Figures read from the store when /metrics is asked (each a query: keep them few). */
@@ -131,6 +137,27 @@ export class Metrics {
           help: 'Bytes of media downloaded from LINE and kept',
           registers: [registry],
         }),
+        retentionRuns: new client.Counter({
+          name: 'chatlog_retention_runs_total',
+          help: 'Retention runs of a hub by outcome: ok, failed (alert on any increase of failed)',
+          labelNames: ['outcome'],
+          registers: [registry],
+        }),
+        retentionRemoved: new client.Counter({
+          name: 'chatlog_retention_messages_removed_total',
+          help: 'Messages removed by retention',
+          registers: [registry],
+        }),
+        retentionLastSuccess: new client.Gauge({
+          name: 'chatlog_retention_last_success_timestamp_seconds',
+          help: 'When a retention run last ended well on this node (alert when it grows old while hubs have retention)',
+          registers: [registry],
+        }),
+        retentionLastFailure: new client.Gauge({
+          name: 'chatlog_retention_last_failure_timestamp_seconds',
+          help: 'When a retention run last failed on this node (0: never)',
+          registers: [registry],
+        }),
       };
       this.instruments = instruments;
       for (const event of this.early) this.apply(event);
@@ -154,6 +181,12 @@ export class Metrics {
     if (event.kind === 'download') {
       m.downloads.inc({ outcome: event.outcome });
       if (event.bytes > 0) m.downloadedBytes.inc(event.bytes);
+      return;
+    }
+    if (event.kind === 'retention') {
+      m.retentionRuns.inc({ outcome: event.outcome });
+      if (event.removed > 0) m.retentionRemoved.inc(event.removed);
+      (event.outcome === 'ok' ? m.retentionLastSuccess : m.retentionLastFailure).set(event.at / 1000);
       return;
     }
     if (event.kind === 'webhook_refused') {
@@ -183,6 +216,11 @@ export class Metrics {
   /** One media download attempt's outcome, and the bytes it kept. */
   downloaded(outcome: 'done' | 'pending' | 'preparing' | 'gone' | 'failed', bytes: number): void {
     this.record({ kind: 'download', outcome, bytes });
+  }
+
+  /** One retention run of a hub: how it ended and the messages it removed. */
+  retention(outcome: 'ok' | 'failed', removed: number, at: number): void {
+    this.record({ kind: 'retention', outcome, removed, at });
   }
 
   /** The Prometheus text exposition. */

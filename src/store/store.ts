@@ -15,6 +15,8 @@ export interface Hub {
   lineChannelAccessTokenEncrypted: Buffer | null;
   /** Grows with every change to the hub's contacts or messages; feeds the ETag. */
   dataVersion: number;
+  /** Days of messages kept (CONTRACT §13); 0 keeps everything. */
+  retentionDays: number;
   createdAt: number;
 }
 
@@ -206,11 +208,56 @@ export interface ImportOutcome {
 
 export interface HubSettings {
   timeZone?: string | undefined;
+  /** Days of messages kept (CONTRACT §13); 0 keeps everything. */
+  retentionDays?: number | undefined;
   lineChannelSecretEncrypted?: Buffer | undefined;
   lineChannelAccessTokenEncrypted?: Buffer | undefined;
 }
 
 export type SourceKind = 'user' | 'group' | 'room';
+
+/** One authorised API request, as the audit keeps it (CONTRACT §13). */
+export interface AuditRecord {
+  at: number;
+  hubId: string;
+  /** The key's id (`key_…`), never the key. */
+  keyId: string;
+  /** Method and route pattern: `GET /api/line/:hubId/messages`. */
+  endpoint: string;
+  /** The query string without `apikey`. */
+  query: string;
+  status: number;
+  /** Messages, results or changes answered, where the endpoint counts them. */
+  messages: number | null;
+  /** Bytes sent (headers and body as they went on the wire). */
+  bytes: number | null;
+  client: string;
+}
+
+export interface AuditQuery {
+  hubId: string;
+  since?: number | undefined;
+  keyId?: string | undefined;
+  /** Records older than this one (the previous page's last): by time, then id. */
+  before?: { at: number; id: number } | undefined;
+  limit: number;
+}
+
+/** A hub's retention run, leased to this node. */
+export interface RetentionRun {
+  hubId: string;
+  timeZone: string;
+  retentionDays: number;
+}
+
+export interface RetentionPreview {
+  messages: number;
+  /** Media items (kept, pending or failed) of those messages. */
+  media: number;
+  /** The createdAt of the oldest and the newest of them; null when none. */
+  oldest: number | null;
+  newest: number | null;
+}
 
 export interface Contact {
   lineId: string;
@@ -572,6 +619,38 @@ export interface Store {
     nextDue(endpointId: string): Promise<number | undefined>;
     /** The endpoint's deliveries of the newest changes, newest first. */
     recent(endpointId: string, limit: number): Promise<DeliveryRecord[]>;
+  };
+
+  /** The audit log (CONTRACT §13). */
+  audit: {
+    append(records: readonly AuditRecord[]): Promise<void>;
+    /** Newest first. */
+    list(query: AuditQuery): Promise<Array<AuditRecord & { id: number }>>;
+    /** Deletes records older than `before`; resolves how many. */
+    prune(before: number): Promise<number>;
+  };
+
+  /** Retention (CONTRACT §13): runs leased per hub, messages removed in small batches. */
+  retention: {
+    /**
+     * Leases up to `max` hubs whose run is due (retention days set, due, no live lease) until
+     * `leasedUntil`: each run is made by one node.
+     */
+    lease(now: number, leasedUntil: number, max: number): Promise<RetentionRun[]>;
+    /**
+     * Removes up to `limit` of the hub's messages created before `before`, oldest first, in one
+     * transaction, with their search entries, media (released) and ids (retired); `announce`
+     * appends the run's one `retention.applied` in the same transaction (when it removes any).
+     * Resolves how many went.
+     */
+    purgeBatch(hubId: string, before: number, limit: number, now: number, announce: boolean): Promise<number>;
+    /** What removing the messages created before `before` would remove. */
+    preview(hubId: string, before: number): Promise<RetentionPreview>;
+    /**
+     * Ends the hub's run: its lease released, its next run due at `dueAt`. After a run that
+     * removed messages, the files hold none of them where the engine allows (as after an erasure).
+     */
+    finish(hubId: string, dueAt: number, removedAny: boolean): Promise<void>;
   };
 
   contacts: {

@@ -68,6 +68,22 @@ const en = {
     `The contact was erased, with ${messages} message${messages === 1 ? '' : 's'}.`,
   contactNotFound: 'This contact is not in the hub (it may have been erased).',
   cancel: 'Cancel',
+  auditLog: 'Audit log',
+  auditTitle: (hubId: string) => `chatlog — audit log of hub ${hubId}`,
+  auditOf: (hubId: string) => `Audit log of hub ${hubId}`,
+  auditIntro:
+    'Every request to this hub’s API that a key of the hub was accepted for, newest first: which key, what it asked, what it got. Records are kept for CHATLOG_AUDIT_KEEP_DAYS days (400 unless your administrator set otherwise); keys themselves are never recorded.',
+  noRecords: 'No request yet.',
+  colTime: 'Time',
+  colKey: 'Key',
+  colEndpoint: 'Endpoint',
+  colQuery: 'Query',
+  colStatus: 'Status',
+  colBytes: 'Bytes',
+  colClient: 'Client',
+  unknownKey: '(deleted key)',
+  olderRecords: 'Older records',
+  newestRecords: 'Newest records',
 };
 
 export type ConversationWords = typeof en;
@@ -138,6 +154,22 @@ const ja: ConversationWords = {
   erased: (messages: number) => `連絡先を消去しました(メッセージ ${messages} 件)。`,
   contactNotFound: 'この連絡先はハブにありません(消去された可能性があります)。',
   cancel: 'キャンセル',
+  auditLog: '監査ログ',
+  auditTitle: (hubId: string) => `chatlog — ハブ ${hubId} の監査ログ`,
+  auditOf: (hubId: string) => `ハブ ${hubId} の監査ログ`,
+  auditIntro:
+    'このハブの API キーで受け付けたすべてのリクエストを新しい順に表示します(どのキーで、何を求め、何を返したか)。記録は CHATLOG_AUDIT_KEEP_DAYS 日(既定 400 日)保存されます。キーそのものは記録しません。',
+  noRecords: 'まだリクエストはありません。',
+  colTime: '日時',
+  colKey: 'キー',
+  colEndpoint: 'エンドポイント',
+  colQuery: 'クエリ',
+  colStatus: 'ステータス',
+  colBytes: 'バイト数',
+  colClient: 'クライアント',
+  unknownKey: '(削除されたキー)',
+  olderRecords: 'さらに古い記録',
+  newestRecords: '最新の記録',
 };
 
 export const CONVERSATION_WORDS: Record<Language, ConversationWords> = { en, ja };

@@ -29,6 +29,8 @@ export const CONTACTS_PER_PAGE = 50;
 export const MESSAGES_PER_PAGE = 50;
 /** Search results on one page. */
 export const RESULTS_PER_PAGE = 20;
+/** Audit records on one page. */
+export const AUDIT_PER_PAGE = 100;
 /** Messages read at once for a download. */
 const ROWS_PER_READ = 1000;
 
@@ -206,6 +208,22 @@ export class AccountConversations {
   async personalData(signedIn: SignedIn, hubId: string, lineId: string) {
     await this.hubOf(signedIn, hubId);
     return personalDataZip(this.deps, hubId, lineId);
+  }
+
+  /** A page of the hub's audit log (100 records), newest first, before `before` (`<at>.<id>`). */
+  async audit(signedIn: SignedIn, hubId: string, before: MessagePosition | undefined) {
+    await this.hubOf(signedIn, hubId);
+    const records = await this.deps.store.audit.list({
+      hubId,
+      before: before && { at: before.createdAt, id: before.rowId },
+      limit: AUDIT_PER_PAGE + 1,
+    });
+    const shown = records.slice(0, AUDIT_PER_PAGE);
+    const last = shown.at(-1);
+    return {
+      records: shown,
+      older: records.length > AUDIT_PER_PAGE && last ? `${last.at}.${last.id}` : undefined,
+    };
   }
 
   /** Erases a contact (CONTRACT §13): the messages erased, or undefined when there is no such contact. */

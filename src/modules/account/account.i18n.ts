@@ -73,6 +73,7 @@ const en = {
   backToKeys: 'Back to the API keys',
   // Outgoing webhooks (CONTRACT §10, §14): a page of each hub's own.
   conversations: 'Conversations',
+  auditLog: 'Audit log',
   webhooks: 'Webhooks',
   /** After the link to a hub's webhooks: how many endpoints it has. */
   webhookCount: (count: number) =>
@@ -191,6 +192,7 @@ const ja: Words = {
   notFound: 'このアカウントにそのハブまたはキーはありません。',
   backToKeys: 'API キーに戻る',
   conversations: '会話',
+  auditLog: '監査ログ',
   webhooks: 'Webhook',
   webhookCount: (count: number) => (count === 0 ? '(エンドポイントなし)' : `(エンドポイント ${count} 件)`),
   webhooksTitle: (hubId: string) => `chatlog — ハブ ${hubId} の Webhook`,

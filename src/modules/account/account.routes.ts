@@ -18,12 +18,12 @@ import type { PathMethods } from '../../lib/methods.js';
 import type { ContentStore } from '../../store/content/content-store.js';
 import type { Store } from '../../store/store.js';
 import type { WebhookService } from '../webhooks/webhooks.usecases.js';
-import { AccountConversations } from './account.conversations.js';
 import {
   declareConversationPaths,
   type PageKit,
   registerConversationRoutes,
-} from './account.conversations.routes.js';
+} from './account.conversations.handlers.js';
+import { AccountConversations } from './account.conversations.js';
 import { accountErrors } from './account.errors.js';
 import { type Language, pickLanguage, WORDS, type Words } from './account.i18n.js';
 import { confirmRevokePage, keysPage, messagePage, signInPage, webhooksPath } from './account.pages.js';
@@ -253,6 +253,7 @@ export function registerAccountRoutes(app: FastifyInstance, deps: AccountRouteDe
       html,
       requirePost,
       csrfToken: (signedIn) => accounts.csrfToken(signedIn.sessionId),
+      keysOf: (signedIn, hubId) => accounts.keysOf(signedIn, hubId),
       switchLanguage: (request, reply, path) => {
         const lang = (request.query as { lang?: string }).lang;
         if (lang !== 'en' && lang !== 'ja') return undefined;

@@ -31,6 +31,7 @@ export function registerChangesRoutes(app: FastifyInstance, deps: ChangesRouteDe
         hubId: request.params.hubId,
         query: rawQueryOf(request.raw.url ?? ''),
         authorization: request.headers.authorization,
+        audit: request.audit ?? undefined,
       });
       const left = new AbortController();
       const onClose = () => {
@@ -40,6 +41,7 @@ export function registerChangesRoutes(app: FastifyInstance, deps: ChangesRouteDe
       try {
         const page = await readChanges(deps.store, checked, AbortSignal.any([left.signal, deps.stopping]));
         if (left.signal.aborted) return reply;
+        if (request.audit) request.audit.messages = page.changes.length;
         return reply.headers(checked.headers).type(JSON_TYPE).send(serializePage(page));
       } finally {
         reply.raw.removeListener('close', onClose);

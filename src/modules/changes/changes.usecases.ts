@@ -2,8 +2,10 @@
  * The change feed (CONTRACT §9): the checks in their order, then one page of a hub's changes after
  * a cursor, held (long polling) until a change commits on any node or the wait is over.
  */
+
 import type { AppError } from '../../lib/errors.js';
 import type { Change, Store } from '../../store/store.js';
+import type { AuditSlot } from '../audit/audit.slot.js';
 import { type AuthorizeDeps, authorizePartTwo, partTwoEndpoint } from '../keys/keys.authorize.js';
 import { decodeCursor, encodeCursor } from './changes.cursor.js';
 import { changeErrors } from './changes.errors.js';
@@ -45,6 +47,7 @@ export interface ChangesRequest {
   /** The raw query string, without "?". */
   query: string;
   authorization: string | undefined;
+  audit?: AuditSlot | undefined;
 }
 
 export interface CheckedChangesRequest {
@@ -66,6 +69,7 @@ export async function checkChangesRequest(
     hubId: request.hubId,
     params,
     authorization: request.authorization,
+    audit: request.audit,
   });
   for (const name of SINGLE_VALUED) {
     if (params.getAll(name).length > 1) throw await refuse(changeErrors.duplicateParameter(name));

@@ -26,6 +26,7 @@ export function registerContactRoutes(app: FastifyInstance, deps: ContactRouteDe
         hubId: (request.params as { hubId: string }).hubId,
         params: new URLSearchParams(rawQueryOf(request.raw.url ?? '')),
         authorization: request.headers.authorization,
+        audit: request.audit ?? undefined,
       });
       reply.headers(await access.admit());
     });

@@ -1,13 +1,12 @@
 /** GET /api/line/:hubId/content/:messageId: a media message's kept bytes (CONTRACT §11). */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { etagMatches, NO_STORE, rawQueryOf } from '../../lib/http.js';
+import type { FastifyInstance } from 'fastify';
+import { NO_STORE, rawQueryOf } from '../../lib/http.js';
 import type { PathMethods } from '../../lib/methods.js';
 import { checkedByHandler } from '../../lib/schemas.js';
-import type { ContentStore } from '../../store/content/content-store.js';
 import { contentErrors } from './content.errors.js';
-import { attachment, rangeOf } from './content.range.js';
+import { sendContent } from './content.reply.js';
 import { contentRouteSchema } from './content.schemas.js';
-import { type ContentDeps, findContent, type ServableContent } from './content.usecases.js';
+import { type ContentDeps, findContent } from './content.usecases.js';
 
 export const CONTENT_PATH = '/api/line/:hubId/content/:messageId';
 
@@ -30,6 +29,7 @@ export function registerContentRoutes(app: FastifyInstance, deps: ContentRouteDe
         messageId: request.params.messageId,
         query: rawQueryOf(request.raw.url ?? ''),
         authorization: request.headers.authorization,
+        audit: request.audit ?? undefined,
       });
       return sendContent(request, reply, deps.blobs, { item, size, headers });
     },
@@ -40,45 +40,4 @@ export function registerContentRoutes(app: FastifyInstance, deps: ContentRouteDe
     refuseByRoute: true,
     refusal: contentErrors.methodNotAllowed,
   });
-}
-
-/**
- * The answer of kept bytes (CONTRACT §11) to a caller allowed to read them: ETag and 304, byte
- * ranges (206, 416, If-Range), the file name of a file, and headers that keep the sender's bytes
- * from ever running as a page of chatlog's origin. The API and the account screen both send it.
- */
-export async function sendContent(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  blobs: ContentStore,
-  { item, size, headers }: ServableContent,
-): Promise<FastifyReply> {
-  const etag = `"${item.sha256}"`;
-  reply.headers(headers).headers({
-    ETag: etag,
-    'Accept-Ranges': 'bytes',
-    // The bytes are the sender's: never run as a page of chatlog's origin.
-    'X-Content-Type-Options': 'nosniff',
-    'Content-Security-Policy': "default-src 'none'; sandbox",
-  });
-  if (item.kind === 'file') reply.header('Content-Disposition', attachment(item.fileName ?? 'file'));
-  if (etagMatches(request.headers['if-none-match'], etag)) return reply.code(304).send();
-  // If-Range: a range only of the same bytes (a strong ETag; chatlog sends no Last-Modified).
-  const ifRange = request.headers['if-range'];
-  const range =
-    ifRange === undefined || String(ifRange).trim() === etag
-      ? rangeOf(request.headers.range, size)
-      : { kind: 'whole' as const };
-  if (range.kind === 'unsatisfiable') throw contentErrors.rangeNotSatisfiable(size).withHeaders(headers);
-  const part = range.kind === 'part' ? { start: range.start, end: range.end } : undefined;
-  const body = await blobs.read(item.hubId, item.sha256, part);
-  if (!body) throw contentErrors.notFound('the content was deleted a moment ago').withHeaders(headers);
-  reply.type(item.mediaType);
-  if (part) {
-    reply
-      .code(206)
-      .header('Content-Range', `bytes ${part.start}-${part.end}/${size}`)
-      .header('Content-Length', String(part.end - part.start + 1));
-  } else reply.header('Content-Length', String(size));
-  return reply.send(body);
 }

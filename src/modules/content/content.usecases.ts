@@ -2,9 +2,11 @@
  * Serving kept content (CONTRACT §11): the checks in their order, then what there is to answer
  * for a message: its bytes (a blob of the content store), or why not yet (202) or not (404).
  */
+
 import type { AppError } from '../../lib/errors.js';
 import type { ContentStore } from '../../store/content/content-store.js';
 import type { ContentItem, Hub, Store } from '../../store/store.js';
+import type { AuditSlot } from '../audit/audit.slot.js';
 import { type AuthorizeDeps, authorizePartTwo, partTwoEndpoint } from '../keys/keys.authorize.js';
 import { contentErrors, NOT_FOUND_REASONS } from './content.errors.js';
 
@@ -41,6 +43,7 @@ export interface ContentRequest {
   /** The raw query string, without "?". */
   query: string;
   authorization: string | undefined;
+  audit?: AuditSlot | undefined;
 }
 
 /** What to serve: the item (done) and its blob's size; plus the headers every answer carries. */
@@ -56,6 +59,7 @@ export async function findContent(deps: ContentDeps, request: ContentRequest): P
     hubId: request.hubId,
     params,
     authorization: request.authorization,
+    audit: request.audit,
   });
   if (params.getAll('apikey').length > 1) throw await refuse(contentErrors.duplicateParameter('apikey'));
   return servableContent(deps, hub, request.messageId, await admit());

@@ -14,6 +14,11 @@ export const hubErrors = {
     new AppError('invalid_time_zone', `the time zone ${TIME_ZONE_RULE}; got "${given.slice(0, 64)}"`),
   invalidChannelSecret: () =>
     new AppError('bad_request', 'the LINE channel secret must be 8 to 256 printable ASCII characters'),
+  invalidRetentionDays: (given: string) =>
+    new AppError(
+      'bad_request',
+      `--retention-days: "${given.slice(0, 20)}" is not a whole number of days from 0 (keep everything) to 36500`,
+    ),
   invalidAccessToken: () =>
     new AppError('bad_request', 'the LINE channel access token must be 8 to 2048 printable ASCII characters'),
 };

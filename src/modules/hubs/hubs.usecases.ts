@@ -39,6 +39,8 @@ export class HubService {
       timeZone?: string | undefined;
       lineChannelSecret?: string | undefined;
       lineChannelAccessToken?: string | undefined;
+      /** Days of messages kept (CONTRACT §13), as typed: a whole number, 0 (everything) to 36500. */
+      retentionDays?: string | number | undefined;
     },
   ): Promise<{ hub: Hub; created: boolean }> {
     requireHubId(hubId);
@@ -61,9 +63,15 @@ export class HubService {
       }
       lineChannelAccessTokenEncrypted = this.secrets.encrypt(settings.lineChannelAccessToken);
     }
+    let retentionDays: number | undefined;
+    if (settings.retentionDays !== undefined) {
+      const text = String(settings.retentionDays);
+      if (!/^\d{1,5}$/.test(text) || Number(text) > 36_500) throw hubErrors.invalidRetentionDays(text);
+      retentionDays = Number(text);
+    }
     return this.store.hubs.upsert(
       hubId,
-      { timeZone, lineChannelSecretEncrypted, lineChannelAccessTokenEncrypted },
+      { timeZone, lineChannelSecretEncrypted, lineChannelAccessTokenEncrypted, retentionDays },
       this.clock(),
     );
   }

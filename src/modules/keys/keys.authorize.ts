@@ -9,8 +9,10 @@
  * (`KeyRefusals`, in keys.errors.ts), so today's answers keep their sentences; §9-13's will answer a
  * key of the wrong scope with 403 insufficient_scope through their own `otherScope`.
  */
+
 import type { AppError } from '../../lib/errors.js';
 import type { ApiKeyRecord, Hub, KeyScope, RateLimit } from '../../store/store.js';
+import type { AuditSlot } from '../audit/audit.slot.js';
 import { hubErrors } from '../hubs/hubs.errors.js';
 import type { HubService } from '../hubs/hubs.usecases.js';
 import { isValidHubId } from '../hubs/hubs.usecases.js';
@@ -103,7 +105,7 @@ export interface Access<H extends Hub | undefined = Hub | undefined> {
 
 export async function authorize<E extends KeyedEndpoint>(
   deps: AuthorizeDeps,
-  request: { presented: PresentedKey; hubId: string; endpoint: E },
+  request: { presented: PresentedKey; hubId: string; endpoint: E; audit?: AuditSlot | undefined },
 ): Promise<Access<E['readsHub'] extends true ? Hub : undefined>> {
   const { presented, hubId, endpoint } = request;
   const { refusals } = endpoint;
@@ -129,6 +131,11 @@ export async function authorize<E extends KeyedEndpoint>(
   if (endpoint.readsHub) {
     hub = await deps.getHub(hubId);
     if (!hub) throw await refuse(refusals.forbidden());
+  }
+  // The key check passed: the request is the audit's (rate-limited or not, whatever it answers).
+  if (request.audit) {
+    request.audit.keyId = key.id;
+    request.audit.hubId = hubId;
   }
 
   const admit = async () => {
@@ -164,9 +171,14 @@ export function partTwoEndpoint<R extends boolean>(
 export function authorizePartTwo<R extends boolean>(
   deps: AuthorizeDeps,
   endpoint: PartTwoEndpoint<R>,
-  request: { hubId: string; params: URLSearchParams; authorization: string | undefined },
+  request: {
+    hubId: string;
+    params: URLSearchParams;
+    authorization: string | undefined;
+    audit?: AuditSlot | undefined;
+  },
 ): Promise<Access<R extends true ? Hub : undefined>> {
   const presented = keyInQueryOrBearer(request.params, request.authorization);
   if (presented.kind === 'ambiguous') throw endpoint.refusals.ambiguous();
-  return authorize(deps, { presented, hubId: request.hubId, endpoint });
+  return authorize(deps, { presented, hubId: request.hubId, endpoint, audit: request.audit });
 }

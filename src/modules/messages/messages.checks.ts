@@ -3,6 +3,7 @@
  *   1 missing_api_key · 2 invalid_api_key · 3 invalid_hub_id · 4 forbidden · 5 duplicate_parameter
  *   6 invalid_date · 7 invalid_range · (extension) invalid_time_zone · 8 rate_limited
  */
+
 import {
   type CalendarDay,
   canonicalTimeZone,
@@ -12,6 +13,7 @@ import {
 } from '../../lib/calendar.js';
 import type { AppError } from '../../lib/errors.js';
 import type { ApiKeyRecord, Hub } from '../../store/store.js';
+import type { AuditSlot } from '../audit/audit.slot.js';
 import { type AuthorizeDeps, authorize, type KeyedEndpoint, keyInQuery } from '../keys/keys.authorize.js';
 import { readKeyErrors } from '../keys/keys.errors.js';
 import { messageErrors } from './messages.errors.js';
@@ -37,6 +39,8 @@ export interface MessagesRequestInput {
   hubId: string;
   /** The raw query string, without the leading "?". */
   query: string;
+  /** Told the key once it passed (the audit). */
+  audit?: AuditSlot | undefined;
 }
 
 /** What the checks look up: the key, the hub and the key's rate limit. */
@@ -73,6 +77,7 @@ export async function checkMessagesRequest(
     presented: keyInQuery(params),
     hubId: input.hubId,
     endpoint: READ_API,
+    audit: input.audit,
   });
   const { key, hub, refuse } = access;
 

@@ -103,7 +103,11 @@ async function answerMessages(
   const { store, cache } = deps;
   // Errors included.
   reply.header('Vary', VARY);
-  const asked = await askMessages(deps, { hubId, query: rawQueryOf(request.raw.url ?? '') });
+  const asked = await askMessages(deps, {
+    hubId,
+    query: rawQueryOf(request.raw.url ?? ''),
+    audit: request.audit ?? undefined,
+  });
   const { range } = asked;
   const etag = weakEtag([ANSWER_FORMAT, range.hubId, asked.dataVersion, range.fromMs, range.toMsExclusive]);
   const encoding = negotiateEncoding(request.headers['accept-encoding']);

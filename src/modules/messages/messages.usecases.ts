@@ -17,7 +17,7 @@ import type { AnswerVersions, MessageRow, Store } from '../../store/store.js';
 import type { HubService } from '../hubs/hubs.usecases.js';
 import { isValidHubId } from '../hubs/hubs.usecases.js';
 import type { AuthorizeDeps } from '../keys/keys.authorize.js';
-import { checkMessagesRequest } from './messages.checks.js';
+import { checkMessagesRequest, type MessagesRequestInput } from './messages.checks.js';
 import { messageErrors } from './messages.errors.js';
 
 /** The rows that answer a question: a hub's messages created in [fromMs, toMsExclusive). */
@@ -71,7 +71,7 @@ export function answerVersion(versions: AnswerVersions, toMsExclusive: number | 
  */
 export async function askMessages(
   deps: { store: Store; authorize: AuthorizeDeps },
-  input: { hubId: string; query: string },
+  input: MessagesRequestInput,
 ): Promise<AskedMessages> {
   const { store, authorize } = deps;
   const early = isValidHubId(input.hubId);

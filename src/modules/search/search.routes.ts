@@ -29,8 +29,10 @@ export function registerSearchRoutes(app: FastifyInstance, deps: SearchRouteDeps
         hubId: request.params.hubId,
         query: rawQueryOf(request.raw.url ?? ''),
         authorization: request.headers.authorization,
+        audit: request.audit ?? undefined,
       });
       const page = await search(deps.store, checked);
+      if (request.audit) request.audit.messages = page.results.length;
       return reply.headers(checked.headers).type(JSON_TYPE).send(serializeSearchPage(page));
     },
   });

@@ -2,9 +2,11 @@
  * Search (CONTRACT §12): the checks in their order, then one page of the hub's messages that hold
  * every term, newest first. What matches and how the index finds it: ../../store/sql/search.ts.
  */
+
 import { dayRangeInZone } from '../../lib/calendar.js';
 import type { AppError } from '../../lib/errors.js';
 import { normaliseText, type SearchHit, type Store } from '../../store/store.js';
+import type { AuditSlot } from '../audit/audit.slot.js';
 import { type AuthorizeDeps, authorizePartTwo, partTwoEndpoint } from '../keys/keys.authorize.js';
 import { readDays } from '../messages/messages.checks.js';
 import { messageErrors } from '../messages/messages.errors.js';
@@ -50,6 +52,7 @@ export interface SearchRequest {
   /** The raw query string, without "?". */
   query: string;
   authorization: string | undefined;
+  audit?: AuditSlot | undefined;
 }
 
 export interface CheckedSearchRequest {
@@ -87,6 +90,7 @@ export async function checkSearchRequest(
     hubId: request.hubId,
     params,
     authorization: request.authorization,
+    audit: request.audit,
   });
   const { hub, refuse } = access;
   for (const name of SINGLE_VALUED) {

@@ -34,6 +34,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRouteDe
         hubId: (request.params as { hubId: string }).hubId,
         params: new URLSearchParams(rawQueryOf(request.raw.url ?? '')),
         authorization: request.headers.authorization,
+        audit: request.audit ?? undefined,
       });
       reply.headers(await access.admit());
     });

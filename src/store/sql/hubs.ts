@@ -8,6 +8,7 @@ interface HubRow {
   line_channel_secret_encrypted: Buffer | null;
   line_channel_access_token_encrypted: Buffer | null;
   data_version: number;
+  retention_days: number;
   created_at: number;
 }
 
@@ -18,6 +19,7 @@ function toHub(row: HubRow): Hub {
     lineChannelSecretEncrypted: row.line_channel_secret_encrypted,
     lineChannelAccessTokenEncrypted: row.line_channel_access_token_encrypted,
     dataVersion: row.data_version,
+    retentionDays: Number(row.retention_days ?? 0),
     createdAt: row.created_at,
   };
 }
@@ -36,13 +38,15 @@ export async function upsertHub(
 ): Promise<{ hub: Hub; created: boolean }> {
   const created =
     (await tx.run(
-      `INSERT INTO hubs (id, time_zone, line_channel_secret_encrypted, line_channel_access_token_encrypted, created_at)
-       VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
+      `INSERT INTO hubs (id, time_zone, line_channel_secret_encrypted, line_channel_access_token_encrypted,
+         retention_days, created_at)
+       VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
       [
         id,
         settings.timeZone ?? 'UTC',
         settings.lineChannelSecretEncrypted ?? null,
         settings.lineChannelAccessTokenEncrypted ?? null,
+        settings.retentionDays ?? 0,
         now,
       ],
     )) === 1;
@@ -53,6 +57,13 @@ export async function upsertHub(
            append_floor = NULL WHERE id = ?`,
         [settings.timeZone, id],
       );
+    }
+    if (settings.retentionDays !== undefined) {
+      // Due at once: a shorter retention applies at the next pass of the worker, not in an hour.
+      await tx.run('UPDATE hubs SET retention_days = ?, retention_due_at = 0 WHERE id = ?', [
+        settings.retentionDays,
+        id,
+      ]);
     }
     if (settings.lineChannelSecretEncrypted !== undefined) {
       await tx.run('UPDATE hubs SET line_channel_secret_encrypted = ? WHERE id = ?', [

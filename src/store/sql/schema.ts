@@ -343,6 +343,40 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX content_items_leased ON content_items(hub_id, leased_until) WHERE state = 'pending';
     `,
   },
+  {
+    version: 11,
+    name: 'retention: days kept per hub, and its runs leased one node at a time',
+    sql: (t) => `
+      -- 0 keeps everything. A run is due at retention_due_at; a node runs it while it holds the
+      -- lease (retention_leased_until), so each run is made by one node, and one that died is
+      -- taken over once its lease has passed.
+      ALTER TABLE hubs ADD COLUMN retention_days INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE hubs ADD COLUMN retention_due_at ${t.int64} NOT NULL DEFAULT 0;
+      ALTER TABLE hubs ADD COLUMN retention_leased_until ${t.int64} NOT NULL DEFAULT 0;
+    `,
+  },
+  {
+    version: 12,
+    name: 'audit: every authorised API request, by hub and time',
+    sql: (t) => `
+      -- Written in batches off the request path; never a key, only its id. No foreign key: a
+      -- record outlives its key's revocation, and is kept CHATLOG_AUDIT_KEEP_DAYS.
+      CREATE TABLE audit_log (
+        id ${t.serialKey},
+        at ${t.int64} NOT NULL,
+        hub_id TEXT NOT NULL,
+        key_id TEXT NOT NULL,
+        endpoint TEXT NOT NULL,
+        query TEXT NOT NULL,
+        status INTEGER NOT NULL,
+        messages INTEGER,
+        bytes ${t.int64},
+        client TEXT NOT NULL
+      )${t.table};
+      CREATE INDEX audit_by_hub_and_time ON audit_log(hub_id, at, id);
+      CREATE INDEX audit_by_time ON audit_log(at);
+    `,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);

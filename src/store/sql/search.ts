@@ -19,16 +19,51 @@ import type { Sql, Transaction } from './executor.js';
 
 const hex6 = (codePoint: number) => codePoint.toString(16).padStart(6, '0');
 
-/** The index tokens of one message, space-separated, each once. */
-export function messageTokens(msg: string): string {
-  const chars = Array.from(normaliseText(msg));
-  const tokens = new Set<string>();
-  for (let i = 0; i < chars.length; i++) {
-    const here = hex6(chars[i]?.codePointAt(0) ?? 0);
-    tokens.add(`u${here}`);
-    if (i + 1 < chars.length) tokens.add(`b${here}${hex6(chars[i + 1]?.codePointAt(0) ?? 0)}`);
+/** hex6 of the code points seen, kept: a hub's messages use a few thousand characters. */
+const HEX6 = new Map<number, string>();
+function hex6Kept(codePoint: number): string {
+  let hex = HEX6.get(codePoint);
+  if (hex === undefined) {
+    hex = hex6(codePoint);
+    if (HEX6.size < 65_536) HEX6.set(codePoint, hex);
   }
-  return [...tokens].join(' ');
+  return hex;
+}
+
+/** A bigram as one number (both code points are below 0x110000): for the set of those seen. */
+const BIGRAM = 0x110000;
+
+/**
+ * The index tokens of one message, space-separated, each once, in the order of their first place
+ * (`u` of the first character, then for each next one the bigram it ends, then its `u`). On every
+ * message and webhook's path: written without an array or a string per character (4.4 s for the
+ * bench's first 200,000 messages before, see bench/results/2026-11-24-issues-18-19.md).
+ */
+export function messageTokens(msg: string): string {
+  const text = normaliseText(msg);
+  const seen = new Set<number>();
+  let out = '';
+  let previous = -1;
+  let previousHex = '';
+  for (let i = 0; i < text.length; i++) {
+    const codePoint = text.codePointAt(i) ?? 0;
+    if (codePoint > 0xffff) i++;
+    const hex = hex6Kept(codePoint);
+    if (previous >= 0) {
+      const bigram = BIGRAM + previous * BIGRAM + codePoint;
+      if (!seen.has(bigram)) {
+        seen.add(bigram);
+        out += ` b${previousHex}${hex}`;
+      }
+    }
+    if (!seen.has(codePoint)) {
+      seen.add(codePoint);
+      out += out === '' ? `u${hex}` : ` u${hex}`;
+    }
+    previous = codePoint;
+    previousHex = hex;
+  }
+  return out;
 }
 
 /** The tokens every message holding all `terms` (normalised) holds. */
@@ -118,7 +153,7 @@ export async function fillSearchIndex(tx: Transaction, engine: SearchEngine): Pr
 const SCAN_FIRST = 1_000;
 /** Candidates read per statement: a few pages, so that rare misses of the index cost one more look. */
 const MIN_BATCH = 100;
-const MAX_BATCH = 1_000;
+const MAX_BATCH = 4_000;
 
 type HitTuple = {
   id: number;
@@ -211,9 +246,13 @@ export async function searchPage(
     const page = await readBatch(false, size);
     if (page.done) return { hits, hasMore: page.hasMore };
   }
-  const batch = Math.min(MAX_BATCH, Math.max(MIN_BATCH, 2 * (limit + 1)));
+  // Each statement gathers the index's candidates anew (SQLite materialises the IN list): a term
+  // whose candidates are often not matches (a digit triple's two bigrams) took ten statements for a
+  // page, 240 ms on the bench's 2M hub. The batch doubles each time, so a page takes a few.
+  let batch = Math.min(MAX_BATCH, Math.max(MIN_BATCH, 2 * (limit + 1)));
   for (;;) {
     const page = await readBatch(true, batch);
     if (page.done) return { hits, hasMore: page.hasMore };
+    batch = Math.min(MAX_BATCH, batch * 2);
   }
 }

@@ -24,6 +24,7 @@ import {
   upsertAccount,
 } from './accounts.js';
 import { latestMessageAt } from './answers.js';
+import { appendAudit, listAudit, pruneAudit } from './audit.js';
 import { dropChangesBefore, FeedClock, feedPosition, logChange, readChangesAt, readFeed } from './changes.js';
 import { changeContact, contactIdOf, eraseContact, getContact, lineIdsOfVid } from './contacts.js';
 import {
@@ -52,6 +53,7 @@ import {
   revokeKey,
   setKeyRateLimit,
 } from './keys.js';
+import { finishRetention, leaseRetention, previewRetention, purgeBatch } from './retention.js';
 import { LATEST_VERSION, schemaVersion } from './schema.js';
 import { type SearchEngine, searchPage, withoutIndexWrites } from './search.js';
 import type { Wakeups } from './wakeups.js';
@@ -284,6 +286,24 @@ export abstract class SqlStore implements Store {
       );
       if (erased !== undefined) await this.afterErasure();
       return erased;
+    },
+  };
+
+  audit: Store['audit'] = {
+    append: (records) => this.write((tx) => appendAudit(tx, records)),
+    list: (query) => listAudit(this.reads, query),
+    prune: (before) => this.write((tx) => pruneAudit(tx, before)),
+  };
+
+  retention: Store['retention'] = {
+    lease: (now, leasedUntil, max) =>
+      this.write((tx) => leaseRetention(tx, now, leasedUntil, max, this.skipLocked)),
+    purgeBatch: (hubId, before, limit, now, announce) =>
+      this.writeChanges([hubId], (tx, clock) => purgeBatch(tx, clock, hubId, before, limit, now, announce)),
+    preview: (hubId, before) => previewRetention(this.reads, hubId, before),
+    finish: async (hubId, dueAt, removedAny) => {
+      await this.write((tx) => finishRetention(tx, hubId, dueAt));
+      if (removedAny) await this.afterErasure();
     },
   };
 

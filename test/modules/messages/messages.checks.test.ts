@@ -27,6 +27,7 @@ function deps(options: { allowed?: boolean } = {}): CheckDeps {
       lineChannelSecretEncrypted: null,
       lineChannelAccessTokenEncrypted: null,
       dataVersion: 1,
+      retentionDays: 0,
       createdAt: 0,
     },
     '200': {
@@ -35,6 +36,7 @@ function deps(options: { allowed?: boolean } = {}): CheckDeps {
       lineChannelSecretEncrypted: null,
       lineChannelAccessTokenEncrypted: null,
       dataVersion: 1,
+      retentionDays: 0,
       createdAt: 0,
     },
   };

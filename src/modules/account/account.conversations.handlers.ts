@@ -11,10 +11,12 @@ import { JSON_TYPE } from '../../lib/http.js';
 import type { PathMethods } from '../../lib/methods.js';
 import type { MessageRow } from '../../store/store.js';
 import { attachment } from '../content/content.range.js';
-import { sendContent } from '../content/content.routes.js';
+import { sendContent } from '../content/content.reply.js';
+import type { KeySummary } from '../keys/keys.usecases.js';
 import { serializeCsv } from '../messages/messages.csv.js';
 import { messageErrors } from '../messages/messages.errors.js';
 import { serializeMessages } from '../messages/messages.serializer.js';
+import { auditPage, auditPath } from './account.audit.pages.js';
 import { CONVERSATION_WORDS } from './account.conversations.i18n.js';
 import { type AccountConversations, type ConversationAt, parsePosition } from './account.conversations.js';
 import {
@@ -40,6 +42,8 @@ export interface PageKit {
     token: string | undefined,
   ): Promise<SignedIn | undefined>;
   csrfToken(signedIn: SignedIn): string;
+  /** The hub's keys (the audit page names each record's key by its label). */
+  keysOf(signedIn: SignedIn, hubId: string): Promise<KeySummary[]>;
   /** `?lang=en|ja`: the language cookie set and a redirect to `path`; undefined without it. */
   switchLanguage(request: FastifyRequest, reply: FastifyReply, path: string): FastifyReply | undefined;
 }
@@ -205,6 +209,31 @@ export function registerConversationRoutes(
     );
   }
 
+  scope.get<{ Params: HubParams; Querystring: Query }>(
+    '/account/hubs/:hubId/audit',
+    async (request, reply) => {
+      const { hubId } = request.params;
+      const switched = kit.switchLanguage(request, reply, auditPath(hubId));
+      if (switched) return switched;
+      const signedIn = await kit.signedInOf(request);
+      if (!signedIn) return reply.redirect('/account', 303);
+      const args = await common(request, signedIn, hubId);
+      const before = parsePosition(request.query.before);
+      const { records, older } = await conversations.audit(signedIn, hubId, before);
+      return kit.html(
+        reply,
+        200,
+        auditPage({
+          ...args,
+          records,
+          keys: await kit.keysOf(signedIn, hubId),
+          older,
+          laterPage: before !== undefined,
+        }),
+      );
+    },
+  );
+
   scope.get<{ Params: ContactParams }>(
     '/account/hubs/:hubId/conversations/:lineId/personal-data.zip',
     async (request, reply) => {
@@ -261,6 +290,7 @@ export function declareConversationPaths(app: FastifyInstance, methods: PathMeth
     '/account/hubs/:hubId/conversations/:lineId',
     '/account/hubs/:hubId/content/:messageId',
     '/account/hubs/:hubId/conversations/:lineId/personal-data.zip',
+    '/account/hubs/:hubId/audit',
     ...Object.keys(FORMATS).flatMap((format) => [
       `/account/hubs/:hubId/messages.${format}`,
       `/account/hubs/:hubId/conversations/:lineId/messages.${format}`,

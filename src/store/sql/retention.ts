@@ -1,0 +1,110 @@
+/**
+ * Retention (CONTRACT §13), written once for both engines: which hubs' runs are due (leased to one
+ * node at a time, a dead node's lease passing to another), and the removal of a hub's oldest
+ * messages in small batches, each its own short transaction, so that webhooks never wait long
+ * behind a purge. A message removed takes its search entry (SQLite's trigger, PostgreSQL's
+ * cascade), its `message.created` (it is that row), its media (released to the content worker
+ * when no other message of the hub holds the bytes) and its id (retired, never given again).
+ */
+import type { RetentionPreview, RetentionRun } from '../store.js';
+import { type FeedClock, logChange } from './changes.js';
+import type { Sql, Transaction } from './executor.js';
+
+export async function leaseRetention(
+  tx: Transaction,
+  now: number,
+  leasedUntil: number,
+  max: number,
+  skipLocked: string,
+): Promise<RetentionRun[]> {
+  const due = await tx.all<{ id: string; time_zone: string; retention_days: number }>(
+    `SELECT id, time_zone, retention_days FROM hubs
+     WHERE retention_days > 0 AND retention_due_at <= ? AND retention_leased_until <= ?
+     ORDER BY retention_due_at, id LIMIT ?${skipLocked}`,
+    [now, now, max],
+  );
+  const runs: RetentionRun[] = [];
+  for (const hub of due) {
+    // Taken only if no other node took it meanwhile (the same condition, on the row).
+    const taken = await tx.run(
+      'UPDATE hubs SET retention_leased_until = ? WHERE id = ? AND retention_leased_until <= ?',
+      [leasedUntil, hub.id, now],
+    );
+    if (taken === 1) {
+      runs.push({ hubId: hub.id, timeZone: hub.time_zone, retentionDays: Number(hub.retention_days) });
+    }
+  }
+  return runs;
+}
+
+export async function finishRetention(tx: Transaction, hubId: string, dueAt: number): Promise<void> {
+  await tx.run('UPDATE hubs SET retention_leased_until = 0, retention_due_at = ? WHERE id = ?', [
+    dueAt,
+    hubId,
+  ]);
+}
+
+export async function purgeBatch(
+  tx: Transaction,
+  clock: FeedClock,
+  hubId: string,
+  before: number,
+  limit: number,
+  now: number,
+  announce: boolean,
+): Promise<number> {
+  // The oldest first, through messages_by_hub_and_time.
+  const rows = await tx.all<{ id: number; public_id: string }>(
+    'SELECT id, public_id FROM messages WHERE hub_id = ? AND created_at < ? ORDER BY created_at, id LIMIT ?',
+    [hubId, before, limit],
+  );
+  if (rows.length === 0) return 0;
+  const ids = rows.map((row) => Number(row.id));
+  const publicIds = rows.map((row) => row.public_id);
+  const marks = (n: number) => Array.from({ length: n }, () => '?').join(', ');
+  const kept = await tx.all<{ sha256: string | null }>(
+    `DELETE FROM content_items WHERE hub_id = ? AND message_id IN (${marks(publicIds.length)}) RETURNING sha256`,
+    [hubId, ...publicIds],
+  );
+  for (const sha256 of new Set(kept.flatMap((row) => (row.sha256 ? [row.sha256] : [])))) {
+    const held = await tx.get('SELECT 1 AS one FROM content_items WHERE hub_id = ? AND sha256 = ? LIMIT 1', [
+      hubId,
+      sha256,
+    ]);
+    if (held) continue;
+    await tx.run(
+      'INSERT INTO content_releases (hub_id, sha256, released_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
+      [hubId, sha256, now],
+    );
+  }
+  await tx.run(
+    `INSERT INTO retired_message_ids (hub_id, public_id)
+     SELECT hub_id, public_id FROM messages WHERE id IN (${marks(ids.length)}) ON CONFLICT DO NOTHING`,
+    ids,
+  );
+  const removed = await tx.run(`DELETE FROM messages WHERE id IN (${marks(ids.length)})`, ids);
+  // Messages of any time went: every cached answer of the hub is stale (logChange says so too).
+  clock.changedHistory(hubId);
+  if (announce) await logChange(tx, clock, hubId, now, { type: 'retention.applied', before });
+  return removed;
+}
+
+export async function previewRetention(sql: Sql, hubId: string, before: number): Promise<RetentionPreview> {
+  const messages = await sql.get<{ n: number; oldest: number | null; newest: number | null }>(
+    'SELECT COUNT(*) AS n, MIN(created_at) AS oldest, MAX(created_at) AS newest FROM messages WHERE hub_id = ? AND created_at < ?',
+    [hubId, before],
+  );
+  const media = await sql.get<{ n: number }>(
+    `SELECT COUNT(*) AS n FROM content_items AS ci JOIN messages AS m ON m.hub_id = ci.hub_id AND m.public_id = ci.message_id
+     WHERE ci.hub_id = ? AND m.created_at < ?`,
+    [hubId, before],
+  );
+  const toNumber = (value: number | null | undefined) =>
+    value === null || value === undefined ? null : Number(value);
+  return {
+    messages: Number(messages?.n ?? 0),
+    media: Number(media?.n ?? 0),
+    oldest: toNumber(messages?.oldest),
+    newest: toNumber(messages?.newest),
+  };
+}

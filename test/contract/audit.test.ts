@@ -1,0 +1,176 @@
+/**
+ * The audit (CONTRACT §13), on a listening server, on both stores: every request that passed the
+ * key check on the read, changes, search, content and admin endpoints is one record (time, key id,
+ * hub, endpoint, query without apikey, status, messages or bytes, client address), written off the
+ * request path; refused keys leave none; no key is anywhere in a record, in `chatlog audit`'s output
+ * or on the account screen's Audit log.
+ */
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { after, before, test } from 'node:test';
+import type { AuditRecord } from '../../src/store/store.js';
+import { AccountClient } from '../fixtures/account-client.js';
+import { BIN } from '../fixtures/serve.js';
+import { rawRequest, startTestServer, type TestServer, withoutSettings } from '../helpers.js';
+
+const HUB = '7830001';
+const OTHER = '7830002';
+const PASSWORD = 'audit screen password';
+let server: TestServer;
+let read: { key: string; id: string };
+let admin: { key: string; id: string };
+let otherRead: string;
+
+before(async () => {
+  server = await startTestServer();
+  await server.hubs.add(HUB, { timeZone: 'Asia/Tokyo' });
+  await server.hubs.add(OTHER, {});
+  const r = await server.keys.issue(HUB, 'read', 'reporting');
+  const a = await server.keys.issue(HUB, 'admin', 'ops');
+  read = { key: r.key, id: r.summary.id };
+  admin = { key: a.key, id: a.summary.id };
+  otherRead = (await server.keys.issue(OTHER, 'read', '')).key;
+  await server.store.messages.ingest(
+    HUB,
+    [1, 2, 3].map((n) => ({
+      kind: 'message' as const,
+      lineId: 'Uaudit',
+      sender: null,
+      msg: `ご予約 ${n}`,
+      contentType: 'text',
+      createdAt: Date.parse('2026-11-20T03:00:00Z') + n,
+      sourceId: `ingest:audit-${n}`,
+      id: `audit-${n}`,
+      sourceKind: 'user' as const,
+      sourceChatId: null,
+    })),
+    Date.now(),
+  );
+  await server.accounts.add('auditor@example.com', [HUB], PASSWORD);
+});
+after(() => server?.close());
+
+async function get(path: string, headers: Record<string, string> = {}) {
+  return rawRequest(server.url, 'GET', path, headers);
+}
+
+async function recordsOf(hubId: string, count: number): Promise<AuditRecord[]> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const records = await server.store.audit.list({ hubId, limit: 100 });
+    if (records.length >= count || Date.now() > deadline) return records.reverse();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+test('one record per authorised request, with its counts; refused keys leave none; never a key', async () => {
+  const bearer = { authorization: `Bearer ${read.key}` };
+  assert.equal(
+    (await get(`/api/line/${HUB}/messages?apikey=${read.key}&from=2026-11-20&to=2026-11-20`)).status,
+    200,
+  );
+  assert.equal(
+    (await get(`/api/line/${HUB}/search?q=${encodeURIComponent('予約')}&limit=2`, bearer)).status,
+    200,
+  );
+  assert.equal((await get(`/api/line/${HUB}/changes?limit=10`, bearer)).status, 200);
+  assert.equal((await get(`/api/line/${HUB}/content/audit-1?apikey=${read.key}`)).status, 404);
+  const erased = await rawRequest(server.url, 'DELETE', `/api/line/${HUB}/contacts/Unobody`, {
+    authorization: `Bearer ${admin.key}`,
+  });
+  assert.equal(erased.status, 404);
+  // Refused before or at the key check: no record.
+  assert.equal(
+    (await get(`/api/line/${HUB}/messages?apikey=chl_wrong&from=2026-11-20&to=2026-11-20`)).status,
+    401,
+  );
+  assert.equal(
+    (await get(`/api/line/${HUB}/messages?apikey=${otherRead}&from=2026-11-20&to=2026-11-20`)).status,
+    403,
+  );
+  assert.equal(
+    (await get(`/api/line/${HUB}/search?q=x`, { authorization: `Bearer ${admin.key}` })).status,
+    403,
+  );
+
+  const records = await recordsOf(HUB, 5);
+  assert.deepEqual(
+    records.map((r) => [r.keyId, r.endpoint, r.query, r.status, r.messages]),
+    [
+      [read.id, 'GET /api/line/:hubId/messages', 'from=2026-11-20&to=2026-11-20', 200, null],
+      [read.id, 'GET /api/line/:hubId/search', `q=${encodeURIComponent('予約')}&limit=2`, 200, 2],
+      [read.id, 'GET /api/line/:hubId/changes', 'limit=10', 200, 3],
+      [read.id, 'GET /api/line/:hubId/content/:messageId', '', 404, null],
+      [admin.id, 'DELETE /api/line/:hubId/contacts/:lineId', '', 404, null],
+    ],
+  );
+  for (const r of records) {
+    assert.equal(r.hubId, HUB);
+    assert.equal(r.client, '127.0.0.1');
+    assert.ok((r.bytes ?? 0) > 100, `bytes sent are counted: ${r.bytes}`);
+    assert.ok(Math.abs(r.at - Date.now()) < 60_000);
+  }
+  const text = JSON.stringify(await server.store.audit.list({ hubId: HUB, limit: 100 }));
+  for (const key of [read.key, admin.key, otherRead]) assert.ok(!text.includes(key), 'no key in a record');
+  assert.ok(!text.includes('chl_'), 'not even the wrong one');
+  assert.equal(
+    (await server.store.audit.list({ hubId: OTHER, limit: 10 })).length,
+    0,
+    'nothing for the other hub',
+  );
+});
+
+test('chatlog audit prints them (tab-separated or --json), with --key and --since; no key in its output', async () => {
+  const run = (args: string[]) =>
+    spawnSync(process.execPath, [BIN, 'audit', ...args], {
+      env: { ...withoutSettings(), ...server.env, LOG_LEVEL: 'warn' },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+  const json = run([HUB, '--json']);
+  assert.equal(json.status, 0, json.stderr);
+  const listed = JSON.parse(json.stdout) as Array<Record<string, unknown>>;
+  assert.ok(listed.length >= 5);
+  assert.deepEqual(Object.keys(listed[0] ?? {}), [
+    'at',
+    'keyId',
+    'endpoint',
+    'query',
+    'status',
+    'messages',
+    'bytes',
+    'client',
+  ]);
+  const byAdmin = JSON.parse(run([HUB, '--json', '--key', admin.id]).stdout) as Array<{ keyId: string }>;
+  assert.deepEqual([...new Set(byAdmin.map((r) => r.keyId))], [admin.id]);
+  assert.equal(JSON.parse(run([HUB, '--json', '--since', '2999-01-01']).stdout).length, 0);
+  const lines = run([HUB]);
+  assert.equal(lines.status, 0, lines.stderr);
+  assert.match(
+    lines.stdout,
+    /\tGET \/api\/line\/:hubId\/search\tq=%E4%BA%88%E7%B4%84&limit=2\t200\t2\t\d+\t127\.0\.0\.1\n/,
+  );
+  for (const out of [json.stdout, lines.stdout])
+    assert.ok(!out.includes(read.key) && !out.includes(admin.key));
+  const bad = run([HUB, '--since', 'yesterday']);
+  assert.equal(bad.status, 1);
+  assert.match(bad.stderr, /--since: "yesterday" is not a day/);
+});
+
+test('Audit log on the account screen: the records with their key labels, never a key', async () => {
+  const client = new AccountClient(server.url, PASSWORD);
+  await client.signIn('auditor@example.com');
+  const keys = await client.get('/account');
+  assert.match(keys.text, new RegExp(`href="/account/hubs/${HUB}/audit">Audit log</a>`));
+  const page = await client.get(`/account/hubs/${HUB}/audit`);
+  assert.equal(page.status, 200);
+  assert.match(page.text, /<h1>Audit log of hub 7830001<\/h1>/);
+  assert.match(page.text, /GET \/api\/line\/:hubId\/search/);
+  assert.match(page.text, new RegExp(`reporting <code>${read.id}</code>`));
+  assert.match(page.text, new RegExp(`ops <code>${admin.id}</code>`));
+  assert.ok(!page.text.includes(read.key) && !page.text.includes(admin.key));
+  const stranger = new AccountClient(server.url, PASSWORD);
+  await server.accounts.add('stranger@example.com', [OTHER], PASSWORD);
+  await stranger.signIn('stranger@example.com');
+  assert.equal((await stranger.get(`/account/hubs/${HUB}/audit`)).status, 404);
+});
