@@ -102,10 +102,14 @@ function safeDecode(text: string): string {
 
 const KEY_SHAPE = /chl_[0-9A-Za-z]{28}/g;
 
+/** Query parameters a log line never shows: the key, and search words (a person's name, often). */
+const HIDDEN_PARAMS = new Set(['apikey', 'q']);
+
 /**
- * The URL with the value of every `apikey` parameter replaced by [REDACTED], read the way the
- * checks read it (URLSearchParams: a leading "?" is dropped, names are percent-decoded, any
- * case), and, as a backstop, anything shaped like a key replaced wherever it stands.
+ * The URL with the value of every `apikey` parameter (and of `q`, search words: once a person is
+ * erased, no log line may still hold their name) replaced by [REDACTED], read the way the checks
+ * read it (URLSearchParams: a leading "?" is dropped, names are percent-decoded, any case), and,
+ * as a backstop, anything shaped like a key replaced wherever it stands.
  */
 export function redactUrl(url: string): string {
   const start = url.indexOf('?');
@@ -118,7 +122,7 @@ export function redactUrl(url: string): string {
       const eq = pair.indexOf('=');
       let name = eq < 0 ? pair : pair.slice(0, eq);
       if (index === 0) name = name.replace(/^\?/, '');
-      return safeDecode(name).trim().toLowerCase() === 'apikey'
+      return HIDDEN_PARAMS.has(safeDecode(name).trim().toLowerCase())
         ? `${eq < 0 ? pair : pair.slice(0, eq)}=[REDACTED]`
         : pair;
     })

@@ -1,14 +1,16 @@
 /**
  * CONTRACT §13, erase a contact: a unique marker put in a contact's messages (LINE webhook, ingest
- * API), name and media, then erased. No answer, feed page or search holds it afterwards; the feed
- * has one contact.erased and nothing earlier of the contact; the bytes are deleted; on SQLite no
- * byte of the database files holds it. The same LINE user writing later is stored as new.
+ * API, file import), a file's name, the contact's name and media, then erased. No answer, feed page,
+ * search, export (the person's ZIP) or log line holds it afterwards; the feed has one contact.erased
+ * and nothing earlier of the contact; the bytes are deleted; on SQLite no byte of the database files
+ * or of a backup taken afterwards holds it. The same LINE user writing later is stored as new.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
+import { personalDataZip } from '../../src/modules/contacts/contacts.export.js';
 import { type FakeLine, startFakeLine } from '../fixtures/fake-line.js';
 import { body, messageEvent, signed } from '../fixtures/line.js';
 import { rawRequest, startTestServer, type TestServer } from '../helpers.js';
@@ -82,6 +84,30 @@ test('an erased contact is in no answer, feed page, search, content or (SQLite) 
   });
   assert.equal(ingested.status, 200, await ingested.text());
   await server.store.contacts.upsert(hubId, TARGET, { vid: '90210', name: `Name ${marker}` }, Date.now());
+  // A file whose name holds it (LINE keeps files too), and a message from a file import.
+  const fileId = nextId();
+  line.setContent(fileId, { bytes: Buffer.from('plain bytes'), contentType: 'application/pdf' });
+  await fromLine(hubId, TARGET, {
+    id: fileId,
+    type: 'file',
+    fileName: `invoice-${marker}.pdf`,
+    fileSize: 11,
+  });
+  async function* imported() {
+    yield [
+      {
+        lineId: TARGET,
+        vid: '',
+        name: '',
+        sender: null,
+        msg: `imported ${marker}`,
+        contentType: 'text',
+        createdAt: Date.parse('2025-01-01T00:00:00Z'),
+        sourceId: `import:${marker}`,
+      },
+    ];
+  }
+  await server.store.messages.importAll(hubId, imported(), Date.now());
   await fromLine(hubId, OTHER, { id: nextId(), type: 'text', text: '予約 of someone else' });
   await until(
     'the image is kept',
@@ -93,7 +119,10 @@ test('an erased contact is in no answer, feed page, search, content or (SQLite) 
   const all = `/api/line/${hubId}/messages?from=2000-01-01&to=2100-01-01`;
   assert.match((await get(all, read)).text, new RegExp(marker), 'the marker is there before');
 
-  assert.equal(await server.store.contacts.erase(hubId, TARGET, Date.now()), 3);
+  const zipBefore = await personalDataZip({ store: server.store, blobs: server.blobs }, hubId, TARGET);
+  assert.ok(zipBefore, 'the export holds the contact before');
+  zipBefore.zip.resume();
+  assert.equal(await server.store.contacts.erase(hubId, TARGET, Date.now()), 5);
   assert.equal(await server.store.contacts.erase(hubId, TARGET, Date.now()), undefined, 'erased once');
 
   const answer = await get(all, read);
@@ -121,12 +150,32 @@ test('an erased contact is in no answer, feed page, search, content or (SQLite) 
   const sha256 = blob.sha256 as string;
   await until('the bytes are deleted', async () => (await server.blobs.stat(hubId, sha256)) === undefined);
 
+  assert.equal(
+    await personalDataZip({ store: server.store, blobs: server.blobs }, hubId, TARGET),
+    undefined,
+    'no export of an erased contact',
+  );
+  const otherZip = await personalDataZip({ store: server.store, blobs: server.blobs }, hubId, OTHER);
+  assert.ok(otherZip);
+  const chunks: Buffer[] = [];
+  for await (const chunk of otherZip.zip) chunks.push(chunk as Buffer);
+  assert.equal(Buffer.concat(chunks).includes(marker), false, "another contact's export");
+  assert.deepEqual(
+    server.logs.lines.filter((line) => line.includes(marker)),
+    [],
+    'no log line holds it',
+  );
+
   if (server.dir && fs.existsSync(path.join(server.dir, 'chatlog.db'))) {
     for (const file of ['chatlog.db', 'chatlog.db-wal']) {
       const where = path.join(server.dir, file);
       if (!fs.existsSync(where)) continue;
       assert.equal(fs.readFileSync(where).includes(marker), false, `${file} holds no byte of it`);
     }
+    assert.ok(server.store.backup, 'SQLite makes backups');
+    const copy = path.join(server.dir, `after-erasure-${marker.slice(-4)}.db`);
+    await server.store.backup(copy, () => undefined);
+    assert.equal(fs.readFileSync(copy).includes(marker), false, 'a backup taken afterwards holds none of it');
   }
 
   // The same LINE user writing later: a new contact, nothing of before.

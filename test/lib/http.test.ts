@@ -37,9 +37,9 @@ test('If-None-Match: weak comparison, lists and *', () => {
   assert.ok(!etagMatches(undefined, 'W/"abc"'));
 });
 
-test('redactUrl hides every apikey value and keeps everything else', () => {
+test('redactUrl hides every apikey value and search words, and keeps everything else', () => {
   const pair = fc.tuple(
-    fc.constantFrom('from', 'to', 'x', 'apikey', 'APIKEY', 'api%6Bey', 'ApiKey'),
+    fc.constantFrom('from', 'to', 'x', 'apikey', 'APIKEY', 'api%6Bey', 'ApiKey', 'q', 'Q', '%71'),
     fc.string({ maxLength: 12 }).map(encodeURIComponent),
   );
   fc.assert(
@@ -52,7 +52,7 @@ test('redactUrl hides every apikey value and keeps everything else', () => {
       const kept = redacted.split('?')[1]?.split('&') ?? [];
       assert.equal(kept.length, all.length);
       for (const [i, [name, value]] of all.entries()) {
-        const isKey = decodeURIComponent(name).toLowerCase() === 'apikey';
+        const isKey = ['apikey', 'q'].includes(decodeURIComponent(name).toLowerCase());
         assert.equal(kept[i], isKey ? `${name}=[REDACTED]` : `${name}=${value}`);
       }
     }),
