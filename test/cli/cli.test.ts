@@ -53,7 +53,7 @@ test('hub add creates, then updates only what is given; bad input is one clear l
   const updated = chatlog(['hub', 'add', '6662225', '--line-channel-secret', 'abcdef0123456789']);
   assert.match(
     updated.stderr,
-    /updated \(time zone Asia\/Tokyo, LINE channel secret set, access token not set\)/,
+    /updated \(time zone Asia\/Tokyo, LINE channel secret set, access token not set, every message kept\)/,
   );
   assert.doesNotMatch(updated.stderr + updated.stdout, /abcdef0123456789/);
   const fromStdin = chatlog(
