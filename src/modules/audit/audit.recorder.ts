@@ -30,6 +30,7 @@ export class AuditRecorder {
   private flushing: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private pruner: NodeJS.Timeout | undefined;
+  private firstPrune: NodeJS.Timeout | undefined;
   private dropped = 0;
 
   constructor(
@@ -46,12 +47,13 @@ export class AuditRecorder {
         })
         .catch((error: unknown) => this.deps.log.warn({ err: error }, 'could not prune the audit log'));
     this.pruner = setInterval(prune, PRUNE_MS).unref();
-    setTimeout(prune, 5000).unref();
+    this.firstPrune = setTimeout(prune, 5000).unref();
   }
 
   async stop(): Promise<void> {
     clearInterval(this.timer);
     clearInterval(this.pruner);
+    clearTimeout(this.firstPrune);
     await this.flush();
   }
 
