@@ -4,28 +4,20 @@
  * messages. (Media in the export: test/browser/conversations-access.test.ts, on both stores.)
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { IngestOperation } from '../../src/store/store.js';
-import { BIN } from '../fixtures/serve.js';
+import { runChatlog } from '../fixtures/serve.js';
 import { readZip } from '../fixtures/zip.js';
-import { createTestStore, type TestStore, withoutSettings } from '../helpers.js';
+import { createTestStore, type TestStore } from '../helpers.js';
 
 const HUB = '5201';
 const TARGET = 'U0e1d2c3b4a5968778695a4b3c2d1e0f9';
 const OTHER = 'U11112222333344445555666677778888';
 let t: TestStore;
 
-function chatlog(args: string[]) {
-  const result = spawnSync(process.execPath, [BIN, ...args], {
-    env: { ...withoutSettings(), ...t.env, LOG_LEVEL: 'warn' },
-    encoding: 'utf8',
-    timeout: 60_000,
-  });
-  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
-}
+const chatlog = (args: string[]) => runChatlog(t.env, args);
 
 function text(lineId: string, n: number): IngestOperation {
   return {

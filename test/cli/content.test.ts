@@ -4,28 +4,18 @@
  * would have left them (queued with the messages, then leased and settled through the store).
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import type { ContentKind, IngestOperation } from '../../src/store/store.js';
-import { createTestStore, type TestStore, withoutSettings } from '../helpers.js';
+import { runChatlog } from '../fixtures/serve.js';
+import { createTestStore, type TestStore } from '../helpers.js';
 
-const BIN = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin', 'chatlog');
 const HUB = '5101';
 const NO_TOKEN_HUB = '5102';
 const SHA_A = 'a'.repeat(64);
 const SHA_B = 'b'.repeat(64);
 let t: TestStore;
 
-function chatlog(args: string[]) {
-  const result = spawnSync(process.execPath, [BIN, ...args], {
-    env: { ...withoutSettings(), ...t.env, LOG_LEVEL: 'warn' },
-    encoding: 'utf8',
-    timeout: 60_000,
-  });
-  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
-}
+const chatlog = (args: string[]) => runChatlog(t.env, args);
 
 /** Exit 1 with exactly one line on stderr, `chatlog: error: ...`, nothing on stdout. */
 function assertUserError(result: { code: number | null; stdout: string; stderr: string }, pattern: RegExp) {

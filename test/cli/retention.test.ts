@@ -4,24 +4,16 @@
  * saying what would go without removing it, and `hub purge` removing it.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { after, before, test } from 'node:test';
 import type { IngestOperation } from '../../src/store/store.js';
-import { BIN } from '../fixtures/serve.js';
-import { createTestStore, type TestStore, withoutSettings } from '../helpers.js';
+import { runChatlog } from '../fixtures/serve.js';
+import { createTestStore, type TestStore } from '../helpers.js';
 
 const HUB = '5301';
 const DAY = 86_400_000;
 let t: TestStore;
 
-function chatlog(args: string[]) {
-  const result = spawnSync(process.execPath, [BIN, ...args], {
-    env: { ...withoutSettings(), ...t.env, LOG_LEVEL: 'warn' },
-    encoding: 'utf8',
-    timeout: 60_000,
-  });
-  return { code: result.status, stdout: result.stdout, stderr: result.stderr };
-}
+const chatlog = (args: string[]) => runChatlog(t.env, args);
 
 function text(n: number, createdAt: number): IngestOperation {
   return {

@@ -6,12 +6,11 @@
  * or on the account screen's Audit log.
  */
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { after, before, test } from 'node:test';
 import type { AuditRecord } from '../../src/store/store.js';
 import { AccountClient } from '../fixtures/account-client.js';
-import { BIN } from '../fixtures/serve.js';
-import { rawRequest, startTestServer, type TestServer, withoutSettings } from '../helpers.js';
+import { runChatlog } from '../fixtures/serve.js';
+import { rawRequest, startTestServer, type TestServer } from '../helpers.js';
 
 const HUB = '7830001';
 const OTHER = '7830002';
@@ -121,14 +120,9 @@ test('one record per authorised request, with its counts; refused keys leave non
 });
 
 test('chatlog audit prints them (tab-separated or --json), with --key and --since; no key in its output', async () => {
-  const run = (args: string[]) =>
-    spawnSync(process.execPath, [BIN, 'audit', ...args], {
-      env: { ...withoutSettings(), ...server.env, LOG_LEVEL: 'warn' },
-      encoding: 'utf8',
-      timeout: 60_000,
-    });
+  const run = (args: string[]) => runChatlog(server.env, ['audit', ...args]);
   const json = run([HUB, '--json']);
-  assert.equal(json.status, 0, json.stderr);
+  assert.equal(json.code, 0, json.stderr);
   const listed = JSON.parse(json.stdout) as Array<Record<string, unknown>>;
   assert.ok(listed.length >= 5);
   assert.deepEqual(Object.keys(listed[0] ?? {}), [
@@ -145,7 +139,7 @@ test('chatlog audit prints them (tab-separated or --json), with --key and --sinc
   assert.deepEqual([...new Set(byAdmin.map((r) => r.keyId))], [admin.id]);
   assert.equal(JSON.parse(run([HUB, '--json', '--since', '2999-01-01']).stdout).length, 0);
   const lines = run([HUB]);
-  assert.equal(lines.status, 0, lines.stderr);
+  assert.equal(lines.code, 0, lines.stderr);
   assert.match(
     lines.stdout,
     /\tGET \/api\/line\/:hubId\/search\tq=%E4%BA%88%E7%B4%84&limit=2\t200\t2\t\d+\t127\.0\.0\.1\n/,
@@ -153,7 +147,7 @@ test('chatlog audit prints them (tab-separated or --json), with --key and --sinc
   for (const out of [json.stdout, lines.stdout])
     assert.ok(!out.includes(read.key) && !out.includes(admin.key));
   const bad = run([HUB, '--since', 'yesterday']);
-  assert.equal(bad.status, 1);
+  assert.equal(bad.code, 1);
   assert.match(bad.stderr, /--since: "yesterday" is not a day/);
 });
 

@@ -6,20 +6,12 @@
 import { escapeHtml } from '../../lib/html.js';
 import type { AuditRecord } from '../../store/store.js';
 import type { KeySummary } from '../keys/keys.usecases.js';
-import type { ConversationWords } from './account.conversations.i18n.js';
-import type { Language, Words } from './account.i18n.js';
+import type { HubPage } from './account.conversations.pages.js';
 import { breakableName, cellLabel, page, signedInHeader, timeIn } from './account.pages.js';
 
 export const auditPath = (hubId: string) => `/account/hubs/${encodeURIComponent(hubId)}/audit`;
 
-export interface AuditPageArgs {
-  language: Language;
-  words: Words;
-  cw: ConversationWords;
-  email: string;
-  csrfToken: string;
-  hubId: string;
-  timeZone: string;
+export interface AuditPageArgs extends HubPage {
   records: Array<AuditRecord & { id: number }>;
   keys: KeySummary[];
   /** The next page's position, when there are older records. */

@@ -37,7 +37,8 @@ const query = (params: Record<string, string | undefined>) => {
   return text ? `?${escapeHtml(text)}` : '';
 };
 
-interface Common {
+/** What every page of a hub's own (conversations, audit) is drawn with. */
+export interface HubPage {
   language: Language;
   words: Words;
   cw: ConversationWords;
@@ -50,7 +51,7 @@ interface Common {
 /** A contact as the pages name it: its name, or its LINE user id while the name is unknown. */
 export const contactName = (contact: { name: string; lineId: string }) => contact.name || contact.lineId;
 
-function searchForm(common: Common, q: string, invalid: boolean): string {
+function searchForm(common: HubPage, q: string, invalid: boolean): string {
   const { cw, hubId } = common;
   return `<form role="search" method="get" action="${conversationsPath(hubId)}" class="search">
 <label for="q">${escapeHtml(cw.searchMessages)}</label>
@@ -63,7 +64,7 @@ ${invalid ? `<p class="error" id="q-error" role="alert">${escapeHtml(cw.badQuery
 }
 
 /** The range download (the hub's, or one contact's): two days of the hub's zone and a button per format. */
-function downloadForm(common: Common, base: string, title: string): string {
+function downloadForm(common: HubPage, base: string, title: string): string {
   const { cw } = common;
   return `<section class="download" aria-labelledby="download-title">
 <h2 id="download-title">${escapeHtml(title)}</h2>
@@ -81,7 +82,7 @@ function downloadForm(common: Common, base: string, title: string): string {
 </section>`;
 }
 
-function contactsTable(common: Common, contacts: ContactSummary[]): string {
+function contactsTable(common: HubPage, contacts: ContactSummary[]): string {
   const { cw, hubId, timeZone } = common;
   const inZone = `<span class="in-zone">${breakableName(cw.inZone(timeZone))}</span>`;
   const columns = {
@@ -116,7 +117,7 @@ ${rows}
 </div>`;
 }
 
-function resultsList(common: Common, q: string, results: SearchResults, before: string | undefined): string {
+function resultsList(common: HubPage, q: string, results: SearchResults, before: string | undefined): string {
   const { cw, hubId, timeZone } = common;
   const item = (hit: SearchHit) => {
     const name = contactName(hit);
@@ -140,7 +141,7 @@ ${more.length ? `<nav class="pages" aria-label="${escapeHtml(cw.resultsFor(q))}"
 </section>`;
 }
 
-export interface ConversationsPageArgs extends Common {
+export interface ConversationsPageArgs extends HubPage {
   contacts: ContactSummary[];
   /** The next page of contacts, when there is one. */
   nextContacts: string | undefined;
@@ -202,7 +203,7 @@ function card(kind: string, inner: string, extraClass = ''): string {
 }
 
 function messageBody(
-  common: Common,
+  common: HubPage,
   m: ConversationMessage,
   terms: readonly string[],
   friend: string,
@@ -259,7 +260,7 @@ function dayHeading(language: Language, epochMs: number, timeZone: string): { is
   return { iso, text };
 }
 
-export interface ConversationPageArgs extends Common {
+export interface ConversationPageArgs extends HubPage {
   page: ConversationPage;
   /** The normalised terms to mark, and the query they came from (kept in the page's links). */
   terms: string[];
@@ -360,7 +361,7 @@ ${downloadForm(args, `${path}/messages`, cw.downloadOf(name))}
 }
 
 /** The erasure's confirmation without JavaScript (with it, a dialog asks instead). */
-export function confirmErasePage(args: Common & { contact: { lineId: string; name: string } }): string {
+export function confirmErasePage(args: HubPage & { contact: { lineId: string; name: string } }): string {
   const { words, cw } = args;
   const name = contactName(args.contact);
   const path = conversationPath(args.hubId, args.contact.lineId);

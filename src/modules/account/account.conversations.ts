@@ -18,6 +18,7 @@ import type {
   Store,
 } from '../../store/store.js';
 import { personalDataZip } from '../contacts/contacts.export.js';
+import { contactMessagePages } from '../contacts/contacts.pages.js';
 import { type ServableContent, servableContent } from '../content/content.usecases.js';
 import { termsOf } from '../search/search.usecases.js';
 import { accountErrors } from './account.errors.js';
@@ -31,8 +32,6 @@ export const MESSAGES_PER_PAGE = 50;
 export const RESULTS_PER_PAGE = 20;
 /** Audit records on one page. */
 export const AUDIT_PER_PAGE = 100;
-/** Messages read at once for a download. */
-const ROWS_PER_READ = 1000;
 
 const POSITION = /^(-?\d{1,16})\.(\d{1,16})$/;
 
@@ -158,38 +157,20 @@ export class AccountConversations {
   ): Promise<AsyncIterable<MessageRow[]> | undefined> {
     const hub = await this.hubOf(signedIn, hubId);
     const range = dayRangeInZone(days.from, days.to, hub.timeZone);
-    const conversations = this.deps.store.conversations;
-    const first = await conversations.messages({
-      hubId,
-      lineId,
-      ...range,
-      at: { after: { createdAt: Number.MIN_SAFE_INTEGER, rowId: 0 } },
-      limit: ROWS_PER_READ,
-    });
-    if (!first) return undefined;
+    if (!(await this.deps.store.contacts.get(hubId, lineId))) return undefined;
+    const pages = contactMessagePages(this.deps.store, hubId, lineId, range);
     return (async function* () {
-      let page: ConversationPage | undefined = first;
-      while (page && page.messages.length > 0) {
-        const { lineId: id, vid, name } = page.contact;
-        yield page.messages.map((m) => ({
+      for await (const { contact, messages } of pages) {
+        yield messages.map((m) => ({
           contactId: 0,
-          lineId: id,
-          vid,
-          name,
+          lineId: contact.lineId,
+          vid: contact.vid,
+          name: contact.name,
           sender: m.sender,
           msg: m.msg,
           contentType: m.contentType,
           createdAt: m.createdAt,
         }));
-        const last = page.messages.at(-1);
-        if (!page.hasNewer || !last) return;
-        page = await conversations.messages({
-          hubId,
-          lineId,
-          ...range,
-          at: { after: last },
-          limit: ROWS_PER_READ,
-        });
       }
     })();
   }

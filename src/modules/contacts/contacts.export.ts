@@ -10,9 +10,9 @@ import { Readable } from 'node:stream';
 import { ZipFile } from 'yazl';
 import { formatTimestamp } from '../../lib/calendar.js';
 import type { ContentStore } from '../../store/content/content-store.js';
-import type { Contact, ConversationMessage, Store } from '../../store/store.js';
+import type { Contact, Store } from '../../store/store.js';
+import { contactMessagePages } from './contacts.pages.js';
 
-const PAGE = 1000;
 const CHUNK_CHARS = 64 * 1024;
 
 export interface PersonalDataDeps {
@@ -20,28 +20,11 @@ export interface PersonalDataDeps {
   blobs: ContentStore;
 }
 
-/** Each page of the contact's messages, oldest first; the contact comes with the first. */
-async function* pages(
-  store: Store,
-  hubId: string,
-  lineId: string,
-): AsyncGenerator<{ contact: Contact; messages: ConversationMessage[] }> {
-  let at = { after: { createdAt: Number.MIN_SAFE_INTEGER, rowId: 0 } };
-  for (;;) {
-    const page = await store.conversations.messages({ hubId, lineId, at, limit: PAGE });
-    if (!page || page.messages.length === 0) return;
-    yield page;
-    const last = page.messages.at(-1);
-    if (!page.hasNewer || !last) return;
-    at = { after: last };
-  }
-}
-
 /** messages.json: `{"lineId","vid","name","messages":[{"id","sender","msg","contentType","createdAt"}]}`. */
 async function* messagesJson(store: Store, hubId: string, contact: Contact): AsyncGenerator<Buffer> {
   let out = `{"lineId":${JSON.stringify(contact.lineId)},"vid":${JSON.stringify(contact.vid)},"name":${JSON.stringify(contact.name)},"messages":[`;
   let first = true;
-  for await (const page of pages(store, hubId, contact.lineId)) {
+  for await (const page of contactMessagePages(store, hubId, contact.lineId)) {
     for (const m of page.messages) {
       out += `${first ? '' : ','}{"id":${JSON.stringify(m.id)},"sender":${JSON.stringify(m.sender)},"msg":${JSON.stringify(m.msg)},"contentType":${JSON.stringify(m.contentType)},"createdAt":"${formatTimestamp(m.createdAt)}"}`;
       first = false;
@@ -69,7 +52,7 @@ export async function personalDataZip(
   const contact = first.contact;
   // The media kept: every message whose content is downloaded.
   const media: string[] = [];
-  for await (const page of pages(deps.store, hubId, lineId)) {
+  for await (const page of contactMessagePages(deps.store, hubId, lineId)) {
     for (const m of page.messages) if (m.content?.state === 'done') media.push(m.id);
   }
   const zip = new ZipFile();

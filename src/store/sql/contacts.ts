@@ -1,6 +1,8 @@
 /** The contacts table: a hub's LINE friends, in the order the hub first saw them. */
+
 import type { Contact, ContactChanges } from '../store.js';
 import { type FeedClock, logChange } from './changes.js';
+import { releaseBlobs } from './content.js';
 import type { Sql, Transaction } from './executor.js';
 
 export function getContact(sql: Sql, hubId: string, lineId: string): Promise<Contact | undefined> {
@@ -105,17 +107,12 @@ export async function eraseContact(
        AND message_id IN (SELECT public_id FROM messages WHERE contact_id = ?) RETURNING sha256`,
     [hubId, contact.id],
   );
-  for (const sha256 of new Set(kept.flatMap((row) => (row.sha256 ? [row.sha256] : [])))) {
-    const held = await tx.get('SELECT 1 AS one FROM content_items WHERE hub_id = ? AND sha256 = ? LIMIT 1', [
-      hubId,
-      sha256,
-    ]);
-    if (held) continue;
-    await tx.run(
-      'INSERT INTO content_releases (hub_id, sha256, released_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
-      [hubId, sha256, now],
-    );
-  }
+  await releaseBlobs(
+    tx,
+    hubId,
+    kept.map((row) => row.sha256),
+    now,
+  );
   await tx.run(
     `INSERT INTO retired_message_ids (hub_id, public_id)
      SELECT hub_id, public_id FROM messages WHERE contact_id = ? ON CONFLICT DO NOTHING`,

@@ -85,16 +85,34 @@ export async function releaseContent(
   messageIds: readonly string[],
   now: number,
 ): Promise<void> {
-  const blobs = new Set<string>();
-  for (const messageId of messageIds) {
-    const row = await tx.get<{ sha256: string | null }>(
-      'DELETE FROM content_items WHERE hub_id = ? AND message_id = ? RETURNING sha256',
-      [hubId, messageId],
+  const blobs: Array<string | null> = [];
+  for (let i = 0; i < messageIds.length; i += RELEASE_CHUNK) {
+    const chunk = messageIds.slice(i, i + RELEASE_CHUNK);
+    const rows = await tx.all<{ sha256: string | null }>(
+      `DELETE FROM content_items WHERE hub_id = ? AND message_id IN (${chunk.map(() => '?').join(', ')})
+       RETURNING sha256`,
+      [hubId, ...chunk],
     );
-    if (row?.sha256) blobs.add(row.sha256);
+    blobs.push(...rows.map((row) => row.sha256));
   }
-  for (const sha256 of blobs) {
-    if (await holds(tx, hubId, sha256)) continue;
+  await releaseBlobs(tx, hubId, blobs, now);
+}
+
+/** Message ids per statement of releaseContent. */
+const RELEASE_CHUNK = 500;
+
+/**
+ * Blobs whose content items were just deleted: each one no other message of the hub holds is
+ * released, for the content worker to delete (unsend, erasure, retention).
+ */
+export async function releaseBlobs(
+  tx: Transaction,
+  hubId: string,
+  sha256s: Iterable<string | null>,
+  now: number,
+): Promise<void> {
+  for (const sha256 of new Set(sha256s)) {
+    if (sha256 === null || (await holds(tx, hubId, sha256))) continue;
     await tx.run(
       'INSERT INTO content_releases (hub_id, sha256, released_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
       [hubId, sha256, now],

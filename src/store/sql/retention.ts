@@ -8,6 +8,7 @@
  */
 import type { RetentionPreview, RetentionRun } from '../store.js';
 import { type FeedClock, logChange } from './changes.js';
+import { releaseContent } from './content.js';
 import type { Sql, Transaction } from './executor.js';
 
 export async function leaseRetention(
@@ -62,21 +63,7 @@ export async function purgeBatch(
   const ids = rows.map((row) => Number(row.id));
   const publicIds = rows.map((row) => row.public_id);
   const marks = (n: number) => Array.from({ length: n }, () => '?').join(', ');
-  const kept = await tx.all<{ sha256: string | null }>(
-    `DELETE FROM content_items WHERE hub_id = ? AND message_id IN (${marks(publicIds.length)}) RETURNING sha256`,
-    [hubId, ...publicIds],
-  );
-  for (const sha256 of new Set(kept.flatMap((row) => (row.sha256 ? [row.sha256] : [])))) {
-    const held = await tx.get('SELECT 1 AS one FROM content_items WHERE hub_id = ? AND sha256 = ? LIMIT 1', [
-      hubId,
-      sha256,
-    ]);
-    if (held) continue;
-    await tx.run(
-      'INSERT INTO content_releases (hub_id, sha256, released_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING',
-      [hubId, sha256, now],
-    );
-  }
+  await releaseContent(tx, hubId, publicIds, now);
   await tx.run(
     `INSERT INTO retired_message_ids (hub_id, public_id)
      SELECT hub_id, public_id FROM messages WHERE id IN (${marks(ids.length)}) ON CONFLICT DO NOTHING`,
