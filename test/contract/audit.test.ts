@@ -7,6 +7,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { createLogger } from '../../src/lib/logger.js';
+import { AuditRecorder } from '../../src/modules/audit/audit.recorder.js';
 import type { AuditRecord } from '../../src/store/store.js';
 import { AccountClient } from '../fixtures/account-client.js';
 import { runChatlog } from '../fixtures/serve.js';
@@ -117,6 +119,33 @@ test('one record per authorised request, with its counts; refused keys leave non
     0,
     'nothing for the other hub',
   );
+});
+
+test('records made after an idle second are written too (the recorder keeps flushing)', async () => {
+  const recorder = new AuditRecorder({
+    store: server.store,
+    log: createLogger('warn'),
+    clock: Date.now,
+    keepDays: 400,
+  });
+  await recorder.flush(); // nothing waits: as the first tick of an idle server
+  const entry = (n: number) => ({
+    at: Date.now(),
+    hubId: OTHER,
+    keyId: `key_idle${n}`,
+    endpoint: 'GET /api/line/:hubId/changes',
+    query: '',
+    status: 200,
+    messages: 0,
+    bytes: 10,
+    client: '127.0.0.1',
+  });
+  recorder.record(entry(1));
+  await recorder.flush();
+  recorder.record(entry(2));
+  await recorder.flush();
+  const written = await server.store.audit.list({ hubId: OTHER, limit: 10 });
+  assert.deepEqual(written.map((r) => r.keyId).sort(), ['key_idle1', 'key_idle2']);
 });
 
 test('chatlog audit prints them (tab-separated or --json), with --key and --since; no key in its output', async () => {

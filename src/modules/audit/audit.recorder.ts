@@ -86,33 +86,39 @@ export class AuditRecorder {
 
   /** Writes what waits; resolves when it is written (or failed and waits again). */
   flush(): Promise<void> {
-    this.flushing ??= (async () => {
-      try {
-        while (this.waiting.length > 0) {
-          const batch = this.waiting;
-          this.waiting = [];
-          try {
-            await this.deps.store.audit.append(batch);
-          } catch (error) {
-            this.deps.log.warn(
-              { err: error, waiting: batch.length },
-              'could not write audit records; trying again',
-            );
-            this.waiting = [...batch, ...this.waiting].slice(-MAX_WAITING);
-            return;
-          }
-        }
-        if (this.dropped > 0) {
-          this.deps.log.error(
-            { dropped: this.dropped },
-            'audit records dropped: the store did not take them in time',
-          );
-          this.dropped = 0;
-        }
-      } finally {
+    if (!this.flushing) {
+      if (this.waiting.length === 0 && this.dropped === 0) return Promise.resolve();
+      // `finally` is attached once the promise is ours, so it always runs after this assignment
+      // (an async function with nothing to await ran its own `finally` first and left a settled
+      // promise here for good: no record was written again).
+      this.flushing = this.writeWaiting().finally(() => {
         this.flushing = undefined;
-      }
-    })();
+      });
+    }
     return this.flushing;
+  }
+
+  private async writeWaiting(): Promise<void> {
+    while (this.waiting.length > 0) {
+      const batch = this.waiting;
+      this.waiting = [];
+      try {
+        await this.deps.store.audit.append(batch);
+      } catch (error) {
+        this.deps.log.warn(
+          { err: error, waiting: batch.length },
+          'could not write audit records; trying again',
+        );
+        this.waiting = [...batch, ...this.waiting].slice(-MAX_WAITING);
+        return;
+      }
+    }
+    if (this.dropped > 0) {
+      this.deps.log.error(
+        { dropped: this.dropped },
+        'audit records dropped: the store did not take them in time',
+      );
+      this.dropped = 0;
+    }
   }
 }
