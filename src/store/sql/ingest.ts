@@ -183,13 +183,22 @@ interface Waiting extends IngestRequest {
 }
 
 /**
- * The queue of live writes. Everything that arrives while a group commits (or before the next turn
- * of the event loop) forms the next group: the busier the store, the more each commit carries.
+ * How many groups may be on their way at once: one syncing to disk (SQLite's WAL sync, PostgreSQL's
+ * commit) while the next is applied, and no more, so that what arrives meanwhile forms one group.
+ */
+const GROUPS_IN_FLIGHT = Number(process.env.CHATLOG_GIF ?? 2);
+
+/**
+ * The queue of live writes. Everything that arrives while the groups in flight commit (or before
+ * the next turn of the event loop) forms the next group: the busier the store, the more each
+ * commit carries.
  */
 export class GroupCommit {
   private waiting: Waiting[] = [];
-  private flushing: Promise<void> | undefined;
+  private inFlight = 0;
+  private scheduled = false;
   private closed = false;
+  private idle: Array<() => void> = [];
 
   constructor(private readonly commit: (group: readonly IngestRequest[]) => Promise<GroupOutcome[]>) {}
 
@@ -197,34 +206,57 @@ export class GroupCommit {
     if (this.closed) return Promise.reject(new Error('the store is closed'));
     return new Promise((resolve, reject) => {
       this.waiting.push({ hubId, operations, now, resolve, reject });
-      this.flushing ??= new Promise<void>((started) => setImmediate(started)).then(() => this.flush());
+      this.schedule();
     });
   }
 
   /** Takes no more requests; resolves once those already taken are committed. */
   async close(): Promise<void> {
     this.closed = true;
-    await this.flushing;
+    if (this.inFlight === 0 && this.waiting.length === 0 && !this.scheduled) return;
+    await new Promise<void>((resolve) => this.idle.push(resolve));
   }
 
-  private async flush(): Promise<void> {
-    while (this.waiting.length > 0) {
-      const group = this.waiting;
-      this.waiting = [];
-      let outcomes: GroupOutcome[];
-      try {
-        outcomes = await this.commit(group);
-      } catch (error) {
-        for (const request of group) request.reject(error);
-        continue;
-      }
-      group.forEach((request, i) => {
-        const outcome = outcomes[i];
-        if (outcome === undefined) request.reject(new Error('the group commit lost a request'));
-        else if ('failed' in outcome) request.reject(outcome.failed);
-        else request.resolve(outcome);
-      });
+  private schedule(): void {
+    if (this.scheduled || this.inFlight >= GROUPS_IN_FLIGHT || this.waiting.length === 0) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.start();
+    });
+  }
+
+  private start(): void {
+    if (this.inFlight >= GROUPS_IN_FLIGHT || this.waiting.length === 0) {
+      this.settleIdle();
+      return;
     }
-    this.flushing = undefined;
+    const group = this.waiting;
+    this.waiting = [];
+    this.inFlight += 1;
+    this.commit(group)
+      .then(
+        (outcomes) =>
+          group.forEach((request, i) => {
+            const outcome = outcomes[i];
+            if (outcome === undefined) request.reject(new Error('the group commit lost a request'));
+            else if ('failed' in outcome) request.reject(outcome.failed);
+            else request.resolve(outcome);
+          }),
+        (error: unknown) => {
+          for (const request of group) request.reject(error);
+        },
+      )
+      .finally(() => {
+        this.inFlight -= 1;
+        this.schedule();
+        this.settleIdle();
+      });
+    this.schedule();
+  }
+
+  private settleIdle(): void {
+    if (this.inFlight > 0 || this.waiting.length > 0 || this.scheduled) return;
+    for (const resolve of this.idle.splice(0)) resolve();
   }
 }

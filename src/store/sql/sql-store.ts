@@ -73,6 +73,11 @@ import {
   settleDeliveries,
 } from './webhooks.js';
 
+export interface WriteOptions {
+  retry?: boolean;
+  readsCallersBatches?: boolean;
+}
+
 export abstract class SqlStore implements Store {
   /** Small reads of committed data (never a write transaction's uncommitted rows). */
   protected abstract readonly reads: Sql;
@@ -84,12 +89,10 @@ export abstract class SqlStore implements Store {
   /**
    * Runs `work` in one write transaction, committed when it resolves and undone when it throws.
    * An engine may run it again after a conflict (a deadlock), unless `retry` is false (an import,
-   * whose batches can be read only once).
+   * whose batches can be read only once). `readsCallersBatches`: the work reads an iterable of the
+   * caller's (an import): it runs on the caller's thread (SQLite's other writes have their own).
    */
-  protected abstract write<T>(
-    work: (tx: Transaction) => Promise<T>,
-    options?: { retry?: boolean },
-  ): Promise<T>;
+  protected abstract write<T>(work: (tx: Transaction) => Promise<T>, options?: WriteOptions): Promise<T>;
 
   abstract migrate(): Promise<void>;
   abstract warmUp(): Promise<void>;
@@ -134,7 +137,7 @@ export abstract class SqlStore implements Store {
   protected async writeChanges<T>(
     hubIds: readonly string[],
     work: (tx: Transaction, clock: FeedClock) => Promise<T>,
-    options?: { retry?: boolean },
+    options?: WriteOptions,
   ): Promise<T> {
     let changed: string[] = [];
     const result = await this.write(async (tx) => {
@@ -207,6 +210,7 @@ export abstract class SqlStore implements Store {
     importAll: (hubId, batches, now) =>
       this.writeChanges([hubId], (tx, clock) => this.importMessages(tx, clock, hubId, batches, now), {
         retry: false,
+        readsCallersBatches: true,
       }),
     ingest: (hubId, operations, now) => this.liveWrites.add(hubId, operations, now),
   };

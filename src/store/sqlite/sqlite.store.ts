@@ -1,31 +1,32 @@
 /**
- * The embedded engine: one SQLite file in WAL mode. One writer connection takes every write, one
- * at a time; one connection serves small reads, which see only committed data; a small pool of
- * read connections lets a streaming answer hold its own cursor (and a consistent snapshot) while
- * other requests go on. The queries themselves are in ../sql/, shared with PostgreSQL.
+ * The embedded engine: one SQLite file in WAL mode. One writer connection, on a thread of its own
+ * (sqlite.writer-thread.ts), takes every write, one at a time, so that statements, COMMIT and its
+ * fsync never hold the event loop that answers requests; one connection serves small reads, which
+ * see only committed data; a small pool of read connections lets a streaming answer hold its own
+ * cursor (and a consistent snapshot) while other requests go on. The queries themselves are in
+ * ../sql/, shared with PostgreSQL.
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import type Database from 'better-sqlite3';
-import * as answer from '../sql/answers.js';
 import { CREATED_SQL, type FeedClock, type FeedTuple, mergeFeed, OTHER_SQL } from '../sql/changes.js';
 import type { Sql, Transaction } from '../sql/executor.js';
 import { type DdlTypes, migrateSchema } from '../sql/schema.js';
 import { SqlStore } from '../sql/sql-store.js';
 import { LocalWakeups } from '../sql/wakeups.js';
 import type { Change, ImportMessage, ImportOutcome, MessageQuery, MessageRow, PoolState } from '../store.js';
+import { openReader, SqliteAnswerReaders, STREAM_SQL } from './sqlite.answers.js';
 import { openDatabase } from './sqlite.driver.js';
 import { importIntoSqlite } from './sqlite.import.js';
 import { SQLITE_SEARCH } from './sqlite.search.js';
 import { sqliteSql } from './sqlite.sql.js';
+import { WalSync } from './sqlite.wal-sync.js';
+import { FORWARDED_WRITES, WriterThread } from './sqlite.writer-thread.js';
 
 type Db = Database.Database;
 
 /** How long a write waits for another process (a CLI import, say) to release the database. */
 const WRITE_LOCK_WAIT_MS = 5_000;
-const IDLE_READERS_KEPT = 4;
-const MAX_READERS = 16;
 
 export const SQLITE_TYPES: DdlTypes = {
   int64: 'INTEGER',
@@ -58,54 +59,12 @@ export const SQLITE_TYPES: DdlTypes = {
   search: SQLITE_SEARCH,
 };
 
-/** The whole hub or a long range: walk contacts in first-seen order, each one's range by index. */
-const STREAM_SQL = `
-  SELECT ${answer.COLUMNS}
-  FROM contacts AS c
-  JOIN messages AS m ON m.contact_id = c.id
-  WHERE c.hub_id = ? AND m.created_at >= ? AND m.created_at < ?
-  ${answer.ORDER}`;
-
-/** A short range: read it by the (hub, time) index and sort it in memory. */
-const STREAM_BY_TIME_SQL = `
-  SELECT ${answer.COLUMNS}
-  FROM messages AS m INDEXED BY messages_by_hub_and_time
-  JOIN contacts AS c ON c.id = m.contact_id
-  WHERE m.hub_id = ? AND m.created_at >= ? AND m.created_at < ?
-  ${answer.ORDER}`;
-
-const COUNT_IN_RANGE_SQL = `
-  SELECT COUNT(*) FROM (
-    SELECT 1 FROM messages INDEXED BY messages_by_hub_and_time
-    WHERE hub_id = ? AND created_at >= ? AND created_at < ? LIMIT ?)`;
-
-interface Reader {
-  db: Db;
-  stream: Database.Statement<[string, number, number], answer.Tuple>;
-  streamByTime: Database.Statement<[string, number, number], answer.Tuple>;
-  countInRange: Database.Statement<[string, number, number, number], [number]>;
-  /** The cursor being read, so close() can end it (a connection with an open cursor cannot close). */
-  cursor?: IterableIterator<answer.Tuple> | undefined;
-}
-
 function isBusy(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return code === 'SQLITE_BUSY' || code === 'SQLITE_BUSY_SNAPSHOT' || code === 'SQLITE_BUSY_RECOVERY';
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-/**
- * A connection that only reads. `busyWaitMs`: how long it waits (blocking) while SQLite recovers the
- * WAL, which is rare and short: a stream's reader waits; the small reads of every request fail at
- * once (503, retried by the client) rather than hold the event loop.
- */
-function openReader(file: string, busyWaitMs: number): Db {
-  const db = openDatabase(file, { fileMustExist: true });
-  db.pragma('query_only = ON');
-  db.pragma(`busy_timeout = ${busyWaitMs}`);
-  return db;
-}
 
 export interface SqliteStoreOptions {
   /** Directory of `chatlog.db`; ':memory:' is not supported (readers need a shared file). */
@@ -114,6 +73,11 @@ export interface SqliteStoreOptions {
   shortRangeMaxRows?: number;
   /** False: writes add no search index rows (`npm run bench -- search` measures the index's cost). */
   searchIndex?: boolean;
+  /**
+   * True (the default): writes run on the writer thread. False: on the calling thread, which is
+   * what the writer thread's own store does (sqlite.writer.ts).
+   */
+  writerThread?: boolean;
 }
 
 export class SqliteStore extends SqlStore {
@@ -133,16 +97,13 @@ export class SqliteStore extends SqlStore {
         read: (hubId: string, afterSeq: number, limit: number) => Change[];
       }
     | undefined;
-  private readonly idleReaders: Reader[] = [];
-  private readonly busyReaders = new Set<Reader>();
-  private readonly readerWaiters: Array<() => void> = [];
+  private readonly answers: SqliteAnswerReaders;
   private writeQueue: Promise<unknown> = Promise.resolve();
-  private readonly shortRangeMaxRows: number;
-  private connectionsClosed = false;
+  private readonly thread: WriterThread | undefined;
+  private readonly walSync: WalSync;
 
   constructor(options: SqliteStoreOptions) {
     super();
-    this.shortRangeMaxRows = options.shortRangeMaxRows ?? answer.SORT_IN_MEMORY_MAX_ROWS;
     this.searchIndex = options.searchIndex ?? true;
     fs.mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
     this.file = path.join(options.dataDir, 'chatlog.db');
@@ -150,8 +111,10 @@ export class SqliteStore extends SqlStore {
     if (!fs.existsSync(this.file)) fs.closeSync(fs.openSync(this.file, 'a', 0o600));
     this.db = openDatabase(this.file);
     this.db.pragma('journal_mode = WAL');
-    // FULL: a committed transaction survives a power cut, not only a crash of the process.
-    this.db.pragma('synchronous = FULL');
+    // NORMAL, and each write waits for a sync of the WAL made after its COMMIT (sqlite.wal-sync.ts):
+    // a committed transaction survives a power cut, as with FULL, and the writer never waits for it.
+    this.db.pragma('synchronous = NORMAL');
+    this.walSync = new WalSync(`${this.file}-wal`);
     this.db.pragma('foreign_keys = ON');
     // Deleted content is overwritten with zeros, not left in free pages (CONTRACT §13: erasure).
     this.db.pragma('secure_delete = ON');
@@ -159,12 +122,27 @@ export class SqliteStore extends SqlStore {
     this.db.pragma('busy_timeout = 0');
     this.writer = sqliteSql(this.db);
     this.readsDb = openReader(this.file, 0);
+    this.answers = new SqliteAnswerReaders(this.file, options.shortRangeMaxRows);
     this.reads = sqliteSql(this.readsDb);
     this.answerReads = this.reads;
+    if (options.writerThread ?? true) {
+      const thread = new WriterThread({ dataDir: options.dataDir, searchIndex: this.searchIndex }, (hubId) =>
+        hubId === undefined ? this.wakeups.wakeAll() : this.wakeups.wake([hubId]),
+      );
+      this.thread = thread;
+      // Each write method of the Store becomes a call to the thread's own store.
+      for (const method of FORWARDED_WRITES) {
+        const [group, name] = method.split('.') as [string, string];
+        const methods = (this as unknown as Record<string, Record<string, unknown>>)[group];
+        if (!methods || typeof methods[name] !== 'function') throw new Error(`the store has no ${method}`);
+        methods[name] = (...args: unknown[]) => thread.call(method, args);
+      }
+    }
   }
 
   async migrate(): Promise<void> {
-    await this.write((tx) => migrateSchema(tx, SQLITE_TYPES, 'the data directory'));
+    if (this.thread) await this.thread.call('migrate', []);
+    else await this.write((tx) => migrateSchema(tx, SQLITE_TYPES, 'the data directory'));
   }
 
   /**
@@ -183,29 +161,22 @@ export class SqliteStore extends SqlStore {
   }
 
   poolState(): PoolState[] {
-    const busy = this.busyReaders.size;
-    const idle = this.idleReaders.length;
-    return [{ pool: 'readers', total: busy + idle, idle, waiting: this.readerWaiters.length }];
+    return [this.answers.poolState()];
   }
 
   async warmUp(): Promise<void> {
     try {
-      this.releaseReader(await this.acquireReader());
+      await this.answers.warmUp();
     } catch {
       // The first answer will say what is wrong.
     }
   }
 
   protected async closeConnections(): Promise<void> {
+    await this.thread?.close();
     await this.writeQueue.catch(() => undefined);
-    this.connectionsClosed = true;
-    for (const wake of this.readerWaiters.splice(0)) wake();
-    for (const reader of [...this.idleReaders, ...this.busyReaders]) {
-      reader.cursor?.return?.();
-      if (reader.db.open) reader.db.close();
-    }
-    this.idleReaders.length = 0;
-    this.busyReaders.clear();
+    await this.walSync.close();
+    this.answers.close();
     this.readsDb.close();
     this.db.close();
   }
@@ -244,12 +215,28 @@ export class SqliteStore extends SqlStore {
     }
   }
 
-  /** Write work one at a time (even when it awaits between statements), each in its own transaction. */
-  protected write<T>(work: (tx: Transaction) => Promise<T>): Promise<T> {
+  /**
+   * Write work one at a time (even when it awaits between statements), each in its own transaction.
+   * With a writer thread, only work that reads from this thread (an import's batches) runs here;
+   * every other write is the thread's (a write here would be a mistake: it would hold the event loop).
+   * The next write starts at this one's COMMIT; this one resolves once its commit is on disk.
+   */
+  protected write<T>(
+    work: (tx: Transaction) => Promise<T>,
+    options?: { retry?: boolean; readsCallersBatches?: boolean },
+  ): Promise<T> {
+    if (this.thread && !options?.readsCallersBatches) {
+      return Promise.reject(
+        new Error('a write outside the writer thread: list its method in FORWARDED_WRITES'),
+      );
+    }
     const run = () => this.inWriteTransaction(() => work(this.writer));
-    const result = this.writeQueue.then(run, run);
-    this.writeQueue = result.catch(() => undefined);
-    return result;
+    const committed = this.writeQueue.then(run, run);
+    this.writeQueue = committed.catch(() => undefined);
+    return committed.then(async (result) => {
+      await this.walSync.sync();
+      return result;
+    });
   }
 
   private async inWriteTransaction<T>(work: () => Promise<T>): Promise<T> {
@@ -314,68 +301,7 @@ export class SqliteStore extends SqlStore {
     return importIntoSqlite(this.db, tx, clock, hubId, batches, now, this.searchIndex);
   }
 
-  /** At most MAX_READERS answers read at once (each holds a connection and its cache); others wait their turn. */
-  private async acquireReader(): Promise<Reader> {
-    while (this.busyReaders.size >= MAX_READERS && !this.connectionsClosed) {
-      await new Promise<void>((resolve) => this.readerWaiters.push(resolve));
-    }
-    if (this.connectionsClosed) throw new Error('the store is closed');
-    let reader = this.idleReaders.pop();
-    if (!reader) {
-      const db = openReader(this.file, 10_000);
-      reader = {
-        db,
-        stream: db.prepare<[string, number, number], answer.Tuple>(STREAM_SQL).raw(true),
-        streamByTime: db.prepare<[string, number, number], answer.Tuple>(STREAM_BY_TIME_SQL).raw(true),
-        countInRange: db.prepare<[string, number, number, number], [number]>(COUNT_IN_RANGE_SQL).raw(true),
-      };
-    }
-    this.busyReaders.add(reader);
-    return reader;
-  }
-
-  private releaseReader(reader: Reader): void {
-    this.busyReaders.delete(reader);
-    this.readerWaiters.shift()?.();
-    reader.cursor = undefined;
-    if (this.connectionsClosed || this.idleReaders.length >= IDLE_READERS_KEPT) {
-      if (reader.db.open) reader.db.close();
-    } else this.idleReaders.push(reader);
-  }
-
-  protected async *streamMessages(query: MessageQuery): AsyncGenerator<MessageRow[]> {
-    const reader = await this.acquireReader();
-    const args = answer.bounds(query);
-    let rows: IterableIterator<answer.Tuple>;
-    try {
-      // Same rows, same order either way; only the cost differs.
-      const short =
-        answer.isBounded(query) &&
-        (reader.countInRange.get(...args, this.shortRangeMaxRows + 1)?.[0] ?? Number.POSITIVE_INFINITY) <=
-          this.shortRangeMaxRows;
-      rows = (short ? reader.streamByTime : reader.stream).iterate(...args);
-    } catch (error) {
-      this.releaseReader(reader);
-      throw error;
-    }
-    reader.cursor = rows;
-    try {
-      for (;;) {
-        const batch: MessageRow[] = [];
-        while (batch.length < answer.BATCH_ROWS) {
-          const next = rows.next();
-          if (next.done) break;
-          batch.push(answer.toRow(next.value));
-        }
-        if (batch.length > 0) yield batch;
-        if (batch.length < answer.BATCH_ROWS) return;
-        // The cursor is synchronous and a fast client never makes us wait: give other requests
-        // (and timers) their turn between batches, so one big export cannot stall the server.
-        await nextTurn();
-      }
-    } finally {
-      rows.return?.();
-      this.releaseReader(reader);
-    }
+  protected streamMessages(query: MessageQuery): AsyncGenerator<MessageRow[]> {
+    return this.answers.stream(query);
   }
 }

@@ -1,0 +1,213 @@
+/**
+ * The embedded store's one writer, on a thread of its own (CONTRACT: nothing lost; issue 20: writes
+ * never wait behind reads). Every write of the store (FORWARDED_WRITES) is sent to a worker thread
+ * that owns the write connection and runs it there: the statements, the search tokens, COMMIT and
+ * its fsync all happen off the event loop that answers requests, and requests that arrive while a
+ * group commits form the next group (one fsync for all of them).
+ *
+ * The protocol is small: { id, method, args } in, { id, result } or { id, error } out, and
+ * { wake: hubId } for each hub a commit changed (sent before the result, so a write that resolved
+ * has woken its long polls). Arguments and results cross by structured clone, which turns a Buffer
+ * into a plain Uint8Array: `revive` turns them back on either side.
+ */
+import fs from 'node:fs';
+import { Worker } from 'node:worker_threads';
+
+/** Every write method of the Store, by its path: each runs on the writer thread. */
+export const FORWARDED_WRITES = [
+  'hubs.upsert',
+  'keys.insert',
+  'keys.revoke',
+  'keys.setRateLimit',
+  'keys.recordLastUsed',
+  'messages.ingest',
+  'changes.dropBefore',
+  'content.lease',
+  'content.extend',
+  'content.settle',
+  'content.retry',
+  'content.claimRelease',
+  'content.requeueMissing',
+  'webhooks.add',
+  'webhooks.remove',
+  'webhooks.disable',
+  'webhooks.dispatch',
+  'webhooks.replay',
+  'webhooks.lease',
+  'webhooks.settle',
+  'contacts.upsert',
+  'contacts.erase',
+  'audit.append',
+  'audit.prune',
+  'retention.lease',
+  'retention.purgeBatch',
+  'retention.finish',
+  'accounts.upsert',
+  'accounts.grantHub',
+  'sessions.create',
+  'sessions.delete',
+] as const;
+
+/** What the thread runs besides the Store's write methods. */
+export const THREAD_COMMANDS = ['migrate', 'close'] as const;
+
+export type WriterMethod = (typeof FORWARDED_WRITES)[number] | (typeof THREAD_COMMANDS)[number];
+
+export interface WriterOptions {
+  dataDir: string;
+  searchIndex: boolean;
+}
+
+export interface WriterRequest {
+  id: number;
+  method: WriterMethod;
+  args: unknown[];
+}
+
+export type WriterReply =
+  | { id: number; result: unknown }
+  | { id: number; error: SerializedError }
+  | { wake: string | undefined };
+
+export interface SerializedError {
+  name: string;
+  message: string;
+  code?: unknown;
+  stack?: string | undefined;
+}
+
+export function serializeError(error: unknown): SerializedError {
+  if (error instanceof Error) {
+    return {
+      name: error.name,
+      message: error.message,
+      code: (error as { code?: unknown }).code,
+      stack: error.stack,
+    };
+  }
+  return { name: 'Error', message: String(error) };
+}
+
+function deserializeError(error: SerializedError): Error {
+  const result = new Error(error.message);
+  result.name = error.name;
+  if (error.code !== undefined) Object.assign(result, { code: error.code });
+  // Where it was thrown (on the writer thread), then where it was awaited.
+  if (error.stack)
+    result.stack = `${error.stack}\n    --- on the writer thread, awaited at ---\n${result.stack}`;
+  return result;
+}
+
+/** Buffers back from the Uint8Arrays structured clone made of them, in any plain value. */
+export function revive(value: unknown): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  if (value instanceof Uint8Array) {
+    return Buffer.isBuffer(value) ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+  }
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) value[i] = revive(value[i]);
+    return value;
+  }
+  if (value instanceof Map) {
+    for (const [key, item] of value) value.set(key, revive(item));
+    return value;
+  }
+  if (Object.getPrototypeOf(value) === Object.prototype) {
+    const record = value as Record<string, unknown>;
+    for (const key of Object.keys(record)) record[key] = revive(record[key]);
+  }
+  return value;
+}
+
+interface Pending {
+  resolve(value: unknown): void;
+  reject(error: Error): void;
+}
+
+/**
+ * A worker thread running `entry` (a compiled `.js` module's URL). Under tsx (tests, development)
+ * there is no `.js`: the `.ts` beside it runs, loaded through tsx's own hooks, which a worker
+ * thread does not inherit on Node 20.
+ */
+export function startThread(entry: URL, workerData: unknown): Worker {
+  const typescript = new URL(entry.href.replace(/\.js$/, '.ts'));
+  if (fs.existsSync(entry) || !fs.existsSync(typescript)) return new Worker(entry, { workerData });
+  const tsx = JSON.stringify(import.meta.resolve('tsx/esm/api'));
+  const source = JSON.stringify(typescript.href);
+  return new Worker(`import(${tsx}).then(({ register }) => { register(); return import(${source}); })`, {
+    eval: true,
+    workerData,
+  });
+}
+
+/** The main thread's end: calls the writer thread's store and hears of its commits. */
+export class WriterThread {
+  private worker: Worker | undefined;
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 1;
+  private closed = false;
+
+  constructor(
+    private readonly options: WriterOptions,
+    /** Told of each hub a commit on the thread changed (undefined: any may have). */
+    private readonly onWake: (hubId: string | undefined) => void,
+  ) {}
+
+  call(method: WriterMethod, args: unknown[]): Promise<unknown> {
+    if (this.closed) return Promise.reject(new Error('the store is closed'));
+    const worker = this.start();
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      // A call in flight keeps the process alive (an idle thread does not).
+      if (this.pending.size === 0) worker.ref();
+      this.pending.set(id, { resolve, reject });
+      try {
+        worker.postMessage({ id, method, args } satisfies WriterRequest);
+      } catch (error) {
+        this.pending.delete(id);
+        reject(error as Error);
+      }
+    });
+  }
+
+  /** Lets the writes in flight finish, closes the thread's connection, ends the thread. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    const worker = this.worker;
+    if (worker) await this.call('close', []).catch(() => undefined);
+    this.closed = true;
+    if (worker) await worker.terminate();
+  }
+
+  private start(): Worker {
+    if (this.worker) return this.worker;
+    const worker = startThread(new URL('./sqlite.writer.js', import.meta.url), this.options);
+    worker.on('message', (reply: WriterReply) => {
+      if ('wake' in reply) {
+        this.onWake(reply.wake);
+        return;
+      }
+      const pending = this.pending.get(reply.id);
+      if (!pending) return;
+      this.pending.delete(reply.id);
+      if (this.pending.size === 0) worker.unref();
+      if ('error' in reply) pending.reject(deserializeError(reply.error));
+      else pending.resolve(revive(reply.result));
+    });
+    const lost = (error: Error) => {
+      if (this.worker !== worker) return;
+      this.worker = undefined;
+      // Whatever was in flight may or may not have committed: its callers are told it failed (a
+      // webhook is then retried by LINE and deduplicated), and the next write starts a new thread.
+      for (const pending of this.pending.values()) pending.reject(error);
+      this.pending.clear();
+      this.onWake(undefined);
+    };
+    worker.on('error', lost);
+    worker.on('exit', (code) => lost(new Error(`the writer thread stopped (exit code ${code})`)));
+    // Unref'd while idle: an open store does not keep the process alive (a connection would not).
+    worker.unref();
+    this.worker = worker;
+    return worker;
+  }
+}

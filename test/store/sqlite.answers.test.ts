@@ -1,0 +1,155 @@
+// sqlite-only: the answer threads' JSON is SQLite's own (json_quote, strftime); PostgreSQL's answers are encoded by the serializer it is compared with
+/**
+ * The read API's JSON as SQLite writes it for the answer threads (store/sqlite/sqlite.answers.ts)
+ * must be byte for byte what the serializer writes from the same rows: random hubs of hostile text
+ * (every control character, quotes and backslashes, U+2028/9, emoji, BOM, U+FFFF, lone surrogates
+ * as JavaScript would store them) and times from year 0 to 9999, before 1970 included, read whole
+ * and by random ranges, both ways a range can be read.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import fc from 'fast-check';
+import { MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS } from '../../src/lib/calendar.js';
+import { collectAnswer, serializeMessages } from '../../src/modules/messages/messages.serializer.js';
+import { SqliteAnswerReaders } from '../../src/store/sqlite/sqlite.answers.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite.store.js';
+import type { ImportMessage, MessageQuery } from '../../src/store/store.js';
+import { createTestStore, storeMessages } from '../helpers.js';
+
+const hostileText = fc.oneof(
+  fc.string({ unit: 'binary', maxLength: 12 }),
+  fc.string({
+    unit: fc.constantFrom(
+      '"',
+      '\\',
+      '\u0000',
+      '\u001f',
+      '\u007f',
+      '\u2028',
+      '\u2029',
+      '\ufeff',
+      '\uffff',
+      '😀',
+      '\ud800',
+      '\udc00',
+      '\n',
+      '\t',
+      'é',
+      '予',
+    ),
+    maxLength: 8,
+  }),
+  fc.constantFrom('', 'User', '[Image]\nID: 1'),
+);
+const instant = fc.oneof(
+  fc.integer({ min: MIN_TIMESTAMP_MS, max: MAX_TIMESTAMP_MS }),
+  fc.integer({ min: -5_000, max: 5_000 }),
+  fc.constantFrom(MIN_TIMESTAMP_MS, MAX_TIMESTAMP_MS, -1, 0, 999, -999, -1000, -1001),
+);
+
+async function chunks(source: AsyncIterable<Buffer>): Promise<number[]> {
+  const sizes: number[] = [];
+  for await (const chunk of source) sizes.push(chunk.length);
+  return sizes;
+}
+
+async function json(readers: SqliteAnswerReaders, query: MessageQuery): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  for await (const chunk of readers.json(query)) parts.push(chunk);
+  return Buffer.concat(parts);
+}
+
+test('SQLite writes the read API JSON byte for byte as the serializer does', async () => {
+  const t = await createTestStore();
+  try {
+    assert.ok(t.store instanceof SqliteStore);
+    const file = t.store.file;
+    let hubNumber = 700_000;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.record({
+            contact: fc.integer({ min: 0, max: 4 }),
+            vid: hostileText,
+            name: hostileText,
+            sender: fc.option(hostileText),
+            msg: hostileText,
+            contentType: fc.constantFrom('text', 'image', 'sticker', 'x"y'),
+            createdAt: instant,
+          }),
+          { maxLength: 30 },
+        ),
+        fc.option(fc.tuple(instant, instant)),
+        async (rows, range) => {
+          const hubId = String(hubNumber++);
+          await t.hubs.add(hubId, {});
+          const messages: ImportMessage[] = rows.map((row, i) => ({
+            lineId: `U${row.contact}`,
+            vid: row.vid,
+            name: row.name,
+            sender: row.sender,
+            msg: row.msg,
+            contentType: row.contentType,
+            createdAt: row.createdAt,
+            sourceId: `s${i}`,
+          }));
+          if (messages.length > 0) await storeMessages(t.store, hubId, messages);
+          const query: MessageQuery = range
+            ? { hubId, fromMs: Math.min(...range), toMsExclusive: Math.max(...range) + 1 }
+            : { hubId, fromMs: undefined, toMsExclusive: undefined };
+          // By time and sorted (a short range), and contact by contact (the whole hub's way).
+          for (const shortRangeMaxRows of [1_000_000, -1]) {
+            const readers = new SqliteAnswerReaders(file, shortRangeMaxRows);
+            try {
+              const expected = await collectAnswer(readers.stream(query));
+              const actual = await json(readers, query);
+              assert.equal(actual.toString('utf8'), expected.toString('utf8'));
+              assert.ok(actual.equals(expected));
+            } finally {
+              readers.close();
+            }
+          }
+        },
+      ),
+      { numRuns: 60 },
+    );
+  } finally {
+    await t.close();
+  }
+});
+
+test('its chunks are cut where the serializer cuts them (a compressed answer is flushed after the first)', async () => {
+  const t = await createTestStore();
+  try {
+    assert.ok(t.store instanceof SqliteStore);
+    await t.hubs.add('700999', {});
+    const long = 'x'.repeat(300);
+    const messages: ImportMessage[] = Array.from({ length: 1_500 }, (_, i) => ({
+      lineId: `U${i % 7}`,
+      vid: '',
+      name: '',
+      sender: null,
+      msg: `${i} ${long}`,
+      contentType: 'text',
+      createdAt: 1_700_000_000_000 + i,
+      sourceId: `c${i}`,
+    }));
+    await storeMessages(t.store, '700999', messages);
+    const readers = new SqliteAnswerReaders(t.store.file);
+    try {
+      for (const query of [
+        { hubId: '700999', fromMs: undefined, toMsExclusive: undefined },
+        { hubId: '700999', fromMs: 1_700_000_000_000, toMsExclusive: 1_700_000_000_000 + 1_024 },
+        { hubId: '700999', fromMs: 1_700_000_000_000, toMsExclusive: 1_700_000_000_000 + 700 },
+      ]) {
+        const expected = await chunks(serializeMessages(readers.stream(query)));
+        assert.ok(expected.length > 1);
+        assert.deepEqual(await chunks(readers.json(query)), expected);
+      }
+    } finally {
+      readers.close();
+    }
+  } finally {
+    await t.close();
+  }
+});
