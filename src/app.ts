@@ -5,8 +5,10 @@
  * client API next, health last (the document lists operations in registration order).
  */
 import { randomUUID } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RouteOptions } from 'fastify';
+import { AnswerThreads } from './answers/answers.threads.js';
 import { settingDefault } from './config.js';
 import {
   createClientErrorWriter,
@@ -41,6 +43,7 @@ import { RateLimiter } from './modules/keys/keys.ratelimit.js';
 import { KeyService } from './modules/keys/keys.usecases.js';
 import { AnswerCache } from './modules/messages/messages.cache.js';
 import { answerMalformedUrl, registerMessagesRoutes } from './modules/messages/messages.routes.js';
+import { type AnswerSource, answersEncodedHere } from './modules/messages/messages.usecases.js';
 import { registerMetricsRoutes } from './modules/metrics/metrics.routes.js';
 import { RetentionWorker } from './modules/retention/retention.worker.js';
 import { registerSearchRoutes } from './modules/search/search.routes.js';
@@ -48,6 +51,7 @@ import { registerWebhookRoutes } from './modules/webhooks/webhooks.routes.js';
 import { WebhookService } from './modules/webhooks/webhooks.usecases.js';
 import { WebhookWorker } from './modules/webhooks/webhooks.worker.js';
 import type { ContentStore } from './store/content/content-store.js';
+import { SqliteStore } from './store/sqlite/sqlite.store.js';
 import { isStoreUnavailable, type Store } from './store/store.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -80,6 +84,13 @@ export interface AppDeps {
   metricsToken?: string | undefined;
   /** Memory for recent small answers (AnswerCache); 0 turns it off. */
   answerCacheBytes?: number;
+  /**
+   * The embedded store's answer threads (src/answers/): threads that read and encode the read
+   * API's answers off the event loop; default one per core. PostgreSQL's answers are encoded here.
+   */
+  answerThreads?: number;
+  /** Where the read API's answer bytes come from, instead of the above (a test counts the reads). */
+  answers?: AnswerSource;
   /** Longer than any request line Node accepts, so over-long ids still reach the contract checks. */
   maxParamLength?: number;
   /** CHATLOG_CHANGES_KEEP_DAYS: how long the feed keeps deletions and contact changes. */
@@ -125,8 +136,14 @@ export function buildApp(deps: AppDeps): App {
   const hubs = new HubService(deps.store, deps.secrets, clock);
   const rateLimiter = new RateLimiter({ redisUrl: deps.redisUrl, log: deps.logger });
   const methods = new PathMethods();
+  const answers =
+    deps.answers ??
+    (deps.store instanceof SqliteStore
+      ? new AnswerThreads({ file: deps.store.file }, deps.answerThreads ?? availableParallelism())
+      : answersEncodedHere(deps.store));
   const messagesDeps = {
     store: deps.store,
+    answers,
     cache: new AnswerCache(deps.answerCacheBytes ?? settingDefault('answerCacheBytes')),
     authorize: createAuthorizeDeps({ keys, hubs, rateLimiter }),
     methods,
@@ -213,6 +230,7 @@ export function buildApp(deps: AppDeps): App {
   app.addHook('onResponse', async (request, reply) => audit.onResponse(request, reply));
   app.addHook('onReady', async () => audit.start());
   app.addHook('onClose', () => audit.stop());
+  app.addHook('onClose', async () => answers.close?.());
   const metrics = deps.metrics;
   if (metrics) registerMetricsRoutes(app, { metrics, token: deps.metricsToken });
   app.setErrorHandler((error, _request, reply) => answerError(error, reply));

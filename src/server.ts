@@ -25,6 +25,7 @@ export interface RunningServer {
 export async function startServer(
   config: Config,
   logDestination?: DestinationStream,
+  options: { answerThreads?: number } = {},
 ): Promise<RunningServer> {
   const logger = createLogger(config.logLevel, logDestination);
   const store = await openStore(config, (error) =>
@@ -51,6 +52,7 @@ export async function startServer(
     logger,
     ...appSettings(config),
     metrics,
+    answerThreads: options.answerThreads,
   });
 
   const flushLastUsed = () =>
@@ -99,9 +101,15 @@ export async function startServer(
   return { url: `http://${host}:${port}`, port, close };
 }
 
-/** `chatlog serve`: one process, or a primary that keeps `workers` processes running. */
+/**
+ * `chatlog serve`. On PostgreSQL: one process, or a primary that keeps `workers` processes running.
+ * On the embedded store, always one process, its one writer on a thread (sqlite.writer-thread.ts)
+ * and `workers` threads reading and encoding answers (src/answers/): processes of their own would
+ * only fight over SQLite's one write lock.
+ */
 export async function serve(config: Config, workers: number): Promise<void> {
-  if (workers > 1 && cluster.isPrimary) {
+  const embedded = !config.databaseUrl;
+  if (workers > 1 && !embedded && cluster.isPrimary) {
     // Workers without Redis share their rate-limit counters through the primary.
     const { RateLimiterClusterMaster } = await import('rate-limiter-flexible');
     new RateLimiterClusterMaster();
@@ -138,7 +146,7 @@ export async function serve(config: Config, workers: number): Promise<void> {
   }
   let server: RunningServer;
   try {
-    server = await startServer(config);
+    server = await startServer(config, undefined, embedded ? { answerThreads: workers } : {});
   } catch (error) {
     if (!cluster.isWorker) throw error;
     // The primary says why (once for all workers); the IPC channel would keep a worker alive: leave.

@@ -12,6 +12,7 @@ import { createSecretBox } from '../src/lib/secrets.js';
 import { AccountService } from '../src/modules/account/account.usecases.js';
 import { HubService } from '../src/modules/hubs/hubs.usecases.js';
 import { KeyService } from '../src/modules/keys/keys.usecases.js';
+import type { AnswerSource } from '../src/modules/messages/messages.usecases.js';
 import type { ContentStore } from '../src/store/content/content-store.js';
 import { openContentStore } from '../src/store/content/open.js';
 import { PostgresStore } from '../src/store/postgres/postgres.store.js';
@@ -150,11 +151,11 @@ export function withoutSettings(env: NodeJS.ProcessEnv = process.env): NodeJS.Pr
 }
 
 export async function startTestServer(
-  options: Partial<Config> & { metrics?: Metrics } = {},
+  options: Partial<Config> & { metrics?: Metrics; answers?: (store: Store) => AnswerSource } = {},
 ): Promise<TestServer> {
   const base = await createTestStore();
   const logs = new LogCapture();
-  const { metrics, ...settings } = options;
+  const { metrics, answers, ...settings } = options;
   const config = testConfig(base.dir, settings);
   const blobs = await openContentStore({
     contentStore: undefined,
@@ -169,6 +170,7 @@ export async function startTestServer(
     logger: createLogger(config.logLevel, logs),
     ...appSettings(config),
     metrics,
+    answers: answers?.(base.store),
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.address();

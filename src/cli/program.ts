@@ -105,7 +105,7 @@ export function buildProgram(): Command {
     .option(...settingOption('host'))
     .option(
       '--workers <n>',
-      'server processes sharing the port (default: one per core)',
+      'PostgreSQL: server processes sharing the port; embedded store: threads reading answers, in one process (default: one per core)',
       positiveInteger,
       availableParallelism(),
     )
@@ -116,9 +116,9 @@ export function buildProgram(): Command {
         host: options.host,
         dataDir: globals().dataDir,
       });
-      // With several workers, bring the schema up to date once before they start; a single
+      // With several processes, bring the schema up to date once before they start; a single
       // process does it itself when it opens the store.
-      if (options.workers > 1) await withRuntime(globals(), async () => undefined);
+      if (options.workers > 1 && config.databaseUrl) await withRuntime(globals(), async () => undefined);
       // Loaded here: the HTTP server is not needed by the other commands.
       const { serve } = await import('../server.js');
       await serve(config, options.workers);

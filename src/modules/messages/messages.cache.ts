@@ -9,6 +9,8 @@ import { Transform, type TransformCallback } from 'node:stream';
 
 export class AnswerCache {
   private readonly entries = new Map<string, Buffer>();
+  /** Answers being made now, by key: the same question asked meanwhile waits for it (built once). */
+  private readonly building = new Map<string, Promise<void>>();
   private bytes = 0;
   /** The largest answer kept, measured as JSON before any compression. */
   readonly maxEntryBytes: number;
@@ -43,10 +45,32 @@ export class AnswerCache {
   }
 
   /**
-   * Pass-throughs that hand the whole body to the cache when it ends, if the answer's JSON (before
-   * any compression) was small: `measure` goes before the compressor, `keep` after it.
+   * Resolves once the answer of `key` that is being made now has ended (kept or not); undefined
+   * when none is. 32 clients asking for the same day at once then read it once, not 32 times.
    */
-  recorder(key: string): { measure: Transform; keep: Transform } {
+  pending(key: string): Promise<void> | undefined {
+    return this.building.get(key);
+  }
+
+  /**
+   * Pass-throughs that hand the whole body to the cache when it ends, if the answer's JSON (before
+   * any compression) was small: `measure` goes before the compressor, `keep` after it. `done` must
+   * be called when the answer ends, however it ends (the pipeline's callback): the requests that
+   * waited for it (pending) go on.
+   */
+  recorder(key: string): { measure: Transform; keep: Transform; done: () => void } {
+    let finish = () => {};
+    if (!this.building.has(key)) {
+      this.building.set(
+        key,
+        new Promise<void>((resolve) => {
+          finish = () => {
+            this.building.delete(key);
+            resolve();
+          };
+        }),
+      );
+    }
     let jsonBytes = 0;
     const measure = new Transform({
       transform: (chunk: Buffer, _encoding, callback: TransformCallback) => {
@@ -69,6 +93,6 @@ export class AnswerCache {
         callback();
       },
     });
-    return { measure, keep };
+    return { measure, keep, done: () => finish() };
   }
 }

@@ -1,5 +1,6 @@
 /** The one public operation: GET|HEAD /api/line/:hubId/messages (CONTRACT §1-3). */
 import { PassThrough, pipeline, Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sendError } from '../../lib/framework-errors.js';
 import {
@@ -17,8 +18,7 @@ import type { AnswerCache } from './messages.cache.js';
 import type { CheckDeps } from './messages.checks.js';
 import { messageErrors } from './messages.errors.js';
 import { messagesRouteSchema } from './messages.schemas.js';
-import { serializeMessages } from './messages.serializer.js';
-import { askMessages, messageRows } from './messages.usecases.js';
+import { type AnswerSource, askMessages } from './messages.usecases.js';
 
 export const MESSAGES_PATH = '/api/line/:hubId/messages';
 /** Bumped whenever the answer's bytes change for the same data, so old ETags stop matching. */
@@ -26,10 +26,15 @@ const ANSWER_FORMAT = 1;
 
 export interface MessagesRouteDeps {
   store: Store;
+  /** The answers' bytes (answersEncodedHere, or the answer threads of the embedded store). */
+  answers: AnswerSource;
   cache: AnswerCache;
   authorize: CheckDeps;
   methods: PathMethods;
 }
+
+/** How long a request waits for the same answer another request is making (AnswerCache.pending). */
+const WAIT_FOR_SAME_ANSWER_MS = 1_000;
 
 /** Every answer on the read path, errors included, may differ by Accept-Encoding. */
 const VARY = 'Accept-Encoding';
@@ -100,7 +105,7 @@ async function answerMessages(
   hubId: string,
   deps: Omit<MessagesRouteDeps, 'methods'>,
 ): Promise<FastifyReply> {
-  const { store, cache } = deps;
+  const { answers, cache } = deps;
   // Errors included.
   reply.header('Vary', VARY);
   const asked = await askMessages(deps, {
@@ -120,30 +125,49 @@ async function answerMessages(
   if (request.method === 'HEAD') return reply.send();
 
   const cacheKey = `${etag} ${encoding}`;
-  const cached = cache.get(cacheKey);
+  let cached = cache.get(cacheKey);
+  if (!cached && cache.enabled) {
+    // The same answer is being made for another request: wait for it rather than make it again.
+    // Not for long: the request making it may be reading slowly, or its answer may be too large to keep.
+    const pending = cache.pending(cacheKey);
+    if (pending) {
+      await Promise.race([pending, sleep(WAIT_FOR_SAME_ANSWER_MS, undefined, { ref: false })]);
+      cached = cache.get(cacheKey);
+    }
+  }
   if (cached) return reply.header('Content-Length', cached.length).send(cached);
 
-  const rows = messageRows(store, range);
+  const body = answers.json(range);
   const logFailure = (error: NodeJS.ErrnoException | null) => {
     if (error && error.code !== 'ERR_STREAM_PREMATURE_CLOSE')
       request.log.error({ err: error }, 'answer stream failed');
   };
   if (encoding === 'identity') {
-    const json = Readable.from(serializeMessages(rows), { objectMode: false, highWaterMark: 64 * 1024 });
+    const json = Readable.from(body, { objectMode: false, highWaterMark: 64 * 1024 });
     if (!cache.enabled) return reply.send(pipeline(json, new PassThrough(), logFailure));
-    const { measure, keep } = cache.recorder(cacheKey);
-    return reply.send(pipeline(json, measure, keep, logFailure));
+    const { measure, keep, done } = cache.recorder(cacheKey);
+    return reply.send(
+      pipeline(json, measure, keep, (error) => {
+        done();
+        logFailure(error);
+      }),
+    );
   }
   const compressor = createCompressor(encoding);
   // Flush once after the first chunk, so the client sees bytes at once, not after megabytes.
   const json = Readable.from(
-    flushAfterFirstChunk(serializeMessages(rows), () => compressor.flush()),
+    flushAfterFirstChunk(body, () => compressor.flush()),
     {
       objectMode: false,
       highWaterMark: 64 * 1024,
     },
   );
   if (!cache.enabled) return reply.send(pipeline(json, compressor, logFailure));
-  const { measure, keep } = cache.recorder(cacheKey);
-  return reply.send(pipeline(json, measure, compressor, keep, logFailure));
+  const { measure, keep, done } = cache.recorder(cacheKey);
+  return reply.send(
+    pipeline(json, measure, compressor, keep, (error) => {
+      done();
+      logFailure(error);
+    }),
+  );
 }

@@ -19,6 +19,7 @@ import { isValidHubId } from '../hubs/hubs.usecases.js';
 import type { AuthorizeDeps } from '../keys/keys.authorize.js';
 import { checkMessagesRequest, type MessagesRequestInput } from './messages.checks.js';
 import { messageErrors } from './messages.errors.js';
+import { serializeMessages } from './messages.serializer.js';
 
 /** The rows that answer a question: a hub's messages created in [fromMs, toMsExclusive). */
 export interface MessagesRange {
@@ -40,6 +41,20 @@ export function messagesRange(
 /** The answer's rows, grouped by contact in answer order, read from a cursor in batches. */
 export function messageRows(store: Store, range: MessagesRange): AsyncIterable<MessageRow[]> {
   return store.messages.stream(range);
+}
+
+/**
+ * Where the read API's answer bytes come from: encoded on this thread from the store's rows
+ * (answersEncodedHere), or read and encoded elsewhere, byte for byte the same (the answer threads
+ * of the embedded store, src/answers/).
+ */
+export interface AnswerSource {
+  json(range: MessagesRange): AsyncIterable<Buffer>;
+  close?(): Promise<void>;
+}
+
+export function answersEncodedHere(store: Store): AnswerSource {
+  return { json: (range) => serializeMessages(messageRows(store, range)) };
 }
 
 export interface AskedMessages {

@@ -1,0 +1,67 @@
+/**
+ * An answer thread's entry (answers.threads.ts says why): it reads answers from its own SQLite
+ * connections and encodes them as the read API's JSON, many at once, each chunk sent when the main
+ * thread has room for it.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { SqliteAnswerReaders } from '../store/sqlite/sqlite.answers.js';
+import { serializeError } from '../store/sqlite/sqlite.writer-thread.js';
+import type { MessageQuery } from '../store/store.js';
+import {
+  type AnswerThreadOptions,
+  CHUNKS_AHEAD,
+  type FromThread,
+  type ToThread,
+} from './answers.protocol.js';
+
+const port = parentPort;
+if (!port) throw new Error('answers.thread.js runs as a worker thread');
+const options = workerData as AnswerThreadOptions;
+const readers = new SqliteAnswerReaders(options.file);
+
+interface Stream {
+  credit: number;
+  cancelled: boolean;
+  wake: (() => void) | undefined;
+}
+const streams = new Map<number, Stream>();
+const post = (message: FromThread, transfer?: ArrayBuffer[]) => port.postMessage(message, transfer);
+
+async function answer(id: number, query: MessageQuery, stream: Stream): Promise<void> {
+  try {
+    for await (const chunk of readers.json(query)) {
+      while (stream.credit === 0 && !stream.cancelled) {
+        await new Promise<void>((resolve) => {
+          stream.wake = resolve;
+        });
+      }
+      // Leaving the loop ends the generators: the cursor closes and its connection is free again.
+      if (stream.cancelled) return;
+      stream.credit -= 1;
+      // A buffer of its own (a small one may share Node's pool), so that it can be transferred.
+      const own = new Uint8Array(chunk);
+      post({ id, chunk: own }, [own.buffer]);
+    }
+    post({ id, end: true });
+  } catch (error) {
+    if (!stream.cancelled) post({ id, error: serializeError(error) });
+  } finally {
+    streams.delete(id);
+  }
+}
+
+port.on('message', (message: ToThread) => {
+  if ('open' in message) {
+    const stream: Stream = { credit: CHUNKS_AHEAD, cancelled: false, wake: undefined };
+    streams.set(message.open, stream);
+    void answer(message.open, message.query, stream);
+    return;
+  }
+  const stream = streams.get('credit' in message ? message.credit : message.cancel);
+  if (!stream) return;
+  if ('credit' in message) stream.credit += 1;
+  else stream.cancelled = true;
+  const wake = stream.wake;
+  stream.wake = undefined;
+  wake?.();
+});
