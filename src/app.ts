@@ -117,6 +117,8 @@ export interface AppDeps {
 
 export interface App {
   app: FastifyInstance;
+  /** The read API's answers: `start()` once listening, so the first answer does not wait for a thread. */
+  answers: AnswerSource;
   keys: KeyService;
   hubs: HubService;
   rateLimiter: RateLimiter;
@@ -353,5 +355,5 @@ export function buildApp(deps: AppDeps): App {
   // an export) is closed; Node would not do it on its own while a response is in progress.
   app.server.on('timeout', (socket: import('node:net').Socket) => socket.destroy());
 
-  return { app, keys, hubs, rateLimiter, webhooks };
+  return { app, answers, keys, hubs, rateLimiter, webhooks };
 }

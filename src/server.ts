@@ -45,7 +45,7 @@ export async function startServer(
         contentBytes: () => blobs.totalBytes(),
       })
     : undefined;
-  const { app, keys, rateLimiter } = buildApp({
+  const { app, answers, keys, rateLimiter } = buildApp({
     store,
     blobs,
     secrets,
@@ -73,6 +73,7 @@ export async function startServer(
     throw error;
   }
   void store.warmUp();
+  answers.start?.();
   void metrics?.load();
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;

@@ -64,3 +64,38 @@ test('short ranges read by time and sorted give the very bytes of the walk over 
     await walking.close();
   }
 });
+
+test('a writer thread that dies fails the writes in flight as "unavailable" (503), and the next write starts another', async () => {
+  const { isStoreUnavailable } = await import('../../src/store/store.js');
+  const { WRITER_LOST } = await import('../../src/store/sqlite/sqlite.writer-thread.js');
+  const dir = tempDir();
+  const own = new SqliteStore({ dataDir: dir });
+  try {
+    await own.migrate();
+    await own.hubs.upsert('1', { timeZone: 'Asia/Tokyo' }, Date.now());
+    // The thread, as the store holds it: killed as a crash of its own would kill it.
+    const thread = (own as unknown as { thread: { worker: { terminate(): Promise<number> } | undefined } })
+      .thread;
+    // Another connection holds the write lock: the write waits for it (in flight) when the thread dies.
+    const { openDatabase } = await import('../../src/store/sqlite/sqlite.driver.js');
+    const blocker = openDatabase(own.file);
+    blocker.exec('BEGIN IMMEDIATE');
+    const inFlight = own.hubs.upsert('2', { timeZone: 'Asia/Tokyo' }, Date.now());
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await thread.worker?.terminate();
+    blocker.exec('ROLLBACK');
+    blocker.close();
+    await assert.rejects(inFlight, (error: { code?: string }) => {
+      assert.equal(error.code, WRITER_LOST);
+      assert.ok(isStoreUnavailable(error));
+      return true;
+    });
+    await own.hubs.upsert('3', { timeZone: 'Asia/Tokyo' }, Date.now());
+    assert.ok(await own.hubs.get('1'));
+    assert.equal(await own.hubs.get('2'), undefined);
+    assert.ok(await own.hubs.get('3'));
+    assert.equal(own.integrityCheck(), 'ok');
+  } finally {
+    await own.close();
+  }
+});

@@ -50,6 +50,8 @@ export function messageRows(store: Store, range: MessagesRange): AsyncIterable<M
  */
 export interface AnswerSource {
   json(range: MessagesRange): AsyncIterable<Buffer>;
+  /** Gets ready for the first answer (the server is about to listen). */
+  start?(): void;
   close?(): Promise<void>;
 }
 

@@ -141,6 +141,8 @@ export class SqliteStore extends SqlStore {
   }
 
   async migrate(): Promise<void> {
+    // Up to date (every start but the first after an upgrade): no need to wait for the thread.
+    if (this.thread && (await this.ready())) return;
     if (this.thread) await this.thread.call('migrate', []);
     else await this.write((tx) => migrateSchema(tx, SQLITE_TYPES, 'the data directory'));
   }
@@ -165,6 +167,7 @@ export class SqliteStore extends SqlStore {
   }
 
   async warmUp(): Promise<void> {
+    this.thread?.start();
     try {
       await this.answers.warmUp();
     } catch {

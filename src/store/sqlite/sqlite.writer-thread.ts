@@ -119,6 +119,9 @@ export function revive(value: unknown): unknown {
   return value;
 }
 
+/** The code of the error a write gets when the thread died under it (503: try again). */
+export const WRITER_LOST = 'CHATLOG_WRITER_LOST';
+
 interface Pending {
   resolve(value: unknown): void;
   reject(error: Error): void;
@@ -179,7 +182,8 @@ export class WriterThread {
     if (worker) await worker.terminate();
   }
 
-  private start(): Worker {
+  /** Starts the thread now rather than at the first write (a server that has begun to listen). */
+  start(): Worker {
     if (this.worker) return this.worker;
     const worker = startThread(new URL('./sqlite.writer.js', import.meta.url), this.options);
     worker.on('message', (reply: WriterReply) => {
@@ -203,8 +207,10 @@ export class WriterThread {
       this.pending.clear();
       this.onWake(undefined);
     };
-    worker.on('error', lost);
-    worker.on('exit', (code) => lost(new Error(`the writer thread stopped (exit code ${code})`)));
+    worker.on('error', (error) => lost(Object.assign(error, { code: WRITER_LOST })));
+    worker.on('exit', (code) =>
+      lost(Object.assign(new Error(`the writer thread stopped (exit code ${code})`), { code: WRITER_LOST })),
+    );
     // Unref'd while idle: an open store does not keep the process alive (a connection would not).
     worker.unref();
     this.worker = worker;
