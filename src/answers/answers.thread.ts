@@ -3,6 +3,8 @@
  * connections and encodes them as the read API's JSON, many at once, each chunk sent when the main
  * thread has room for it.
  */
+import fs from 'node:fs';
+import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { SqliteAnswerReaders } from '../store/sqlite/sqlite.answers.js';
 import { serializeError } from '../store/sqlite/sqlite.writer-thread.js';
@@ -16,6 +18,19 @@ import {
 
 const port = parentPort;
 if (!port) throw new Error('answers.thread.js runs as a worker thread');
+
+/**
+ * Below the main thread and the writer in the CPU's queue (nice 10, this thread only): when the
+ * cores are full, a webhook's reply and small requests go first, long answers take the rest.
+ * Linux names a thread by its id in /proc/thread-self; elsewhere the thread keeps its priority.
+ */
+const ANSWER_THREAD_NICE = 10;
+try {
+  const tid = Number(fs.readlinkSync('/proc/thread-self').split('/').pop());
+  if (Number.isSafeInteger(tid) && tid > 0) os.setPriority(tid, ANSWER_THREAD_NICE);
+} catch {
+  // Not Linux, or not allowed: the same priority as the rest.
+}
 const options = workerData as AnswerThreadOptions;
 const readers = new SqliteAnswerReaders(options.file);
 
