@@ -141,7 +141,11 @@ export function buildApp(deps: AppDeps): App {
   const answers =
     deps.answers ??
     (deps.store instanceof SqliteStore
-      ? new AnswerThreads({ file: deps.store.file }, deps.answerThreads ?? availableParallelism())
+      ? new AnswerThreads(
+          { file: deps.store.file },
+          deps.answerThreads ?? availableParallelism(),
+          answersEncodedHere(deps.store),
+        )
       : answersEncodedHere(deps.store));
   const messagesDeps = {
     store: deps.store,

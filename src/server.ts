@@ -14,6 +14,7 @@ import { openContentStore } from './store/content/open.js';
 import { openStore } from './store/open.js';
 
 const LAST_USED_FLUSH_MS = 15_000;
+const THREADS_START_DELAY_MS = 500;
 const START_FAILED = 'chatlog:start-failed';
 
 export interface RunningServer {
@@ -73,7 +74,9 @@ export async function startServer(
     throw error;
   }
   void store.warmUp();
-  answers.start?.();
+  // The threads load their code a moment later, so that they do not take the cores from the first
+  // requests (answered on this thread meanwhile; a first write starts the writer at once).
+  setTimeout(() => answers.start?.(), THREADS_START_DELAY_MS).unref();
   void metrics?.load();
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;

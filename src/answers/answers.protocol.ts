@@ -10,6 +10,7 @@ import type { MessageQuery } from '../store/store.js';
 export type ToThread = { open: number; query: MessageQuery } | { credit: number } | { cancel: number };
 
 export type FromThread =
+  | { ready: true }
   | { id: number; chunk: Uint8Array }
   | { id: number; end: true }
   | { id: number; error: SerializedError };

@@ -80,3 +80,5 @@ port.on('message', (message: ToThread) => {
   stream.wake = undefined;
   wake?.();
 });
+
+post({ ready: true });

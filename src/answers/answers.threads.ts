@@ -7,14 +7,14 @@
  * socket. A thread sends a few chunks ahead and then one per chunk the main thread takes, so a
  * slow client holds back its own answer and nothing else; a client that leaves cancels it.
  *
- * Answers are spread over the threads by how many each is streaming now. A thread that dies fails
+ * Answers are spread over the threads by how many each is streaming now; until one has loaded, they
+ * are made on the main thread, the same bytes (`meanwhile`). A thread that dies fails
  * the answers it was streaming (their clients see a cut answer, as with any failure mid-stream)
  * and is started again for the next one.
  */
 import type { Worker } from 'node:worker_threads';
-import type { AnswerSource } from '../modules/messages/messages.usecases.js';
+import type { AnswerSource, MessagesRange } from '../modules/messages/messages.usecases.js';
 import { startThread } from '../store/sqlite/sqlite.writer-thread.js';
-import type { MessageQuery } from '../store/store.js';
 import type { AnswerThreadOptions, FromThread, ToThread } from './answers.protocol.js';
 
 interface Incoming {
@@ -27,6 +27,8 @@ interface Incoming {
 interface Thread {
   worker: Worker;
   streams: Map<number, Incoming>;
+  /** Its code loaded and its first connection open: until then, answers are made here. */
+  ready: boolean;
 }
 
 function toError(error: { name: string; message: string; code?: unknown }): Error {
@@ -44,6 +46,11 @@ export class AnswerThreads implements AnswerSource {
   constructor(
     private readonly options: AnswerThreadOptions,
     count: number,
+    /**
+     * The same bytes made on this thread, for the answers asked before any thread is ready (the
+     * first one after a start need not wait for a thread to load its code).
+     */
+    private readonly meanwhile: AnswerSource,
   ) {
     this.threads = Array.from({ length: Math.max(1, count) }, () => undefined);
   }
@@ -53,9 +60,27 @@ export class AnswerThreads implements AnswerSource {
     for (let i = 0; i < this.threads.length; i++) this.thread(i);
   }
 
-  async *json(query: MessageQuery): AsyncGenerator<Buffer> {
+  /** Resolves once every thread is ready (tests that must see answers made on a thread). */
+  async whenReady(): Promise<void> {
+    this.start();
+    while (!this.threads.every((thread) => thread?.ready)) {
+      if (this.closed) throw new Error('the answer threads are closed');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+
+  /** How many answers the threads are streaming now. */
+  get streaming(): number {
+    return this.threads.reduce((n, thread) => n + (thread?.streams.size ?? 0), 0);
+  }
+
+  async *json(query: MessagesRange): AsyncGenerator<Buffer> {
     if (this.closed) throw new Error('the server is stopping');
     const thread = this.leastBusy();
+    if (!thread) {
+      yield* this.meanwhile.json(query);
+      return;
+    }
     const id = this.nextId++;
     const incoming: Incoming = { chunks: [], done: false, error: undefined, wake: undefined };
     thread.streams.set(id, incoming);
@@ -86,20 +111,26 @@ export class AnswerThreads implements AnswerSource {
     await Promise.all(this.threads.map((thread) => thread?.worker.terminate()));
   }
 
-  private leastBusy(): Thread {
-    let best = 0;
-    for (let i = 1; i < this.threads.length; i++) {
-      if ((this.threads[i]?.streams.size ?? 0) < (this.threads[best]?.streams.size ?? 0)) best = i;
+  /** The ready thread streaming the fewest answers; undefined while none is ready (all started). */
+  private leastBusy(): Thread | undefined {
+    let best: Thread | undefined;
+    for (let i = 0; i < this.threads.length; i++) {
+      const thread = this.thread(i);
+      if (thread.ready && (!best || thread.streams.size < best.streams.size)) best = thread;
     }
-    return this.thread(best);
+    return best;
   }
 
   private thread(index: number): Thread {
     const existing = this.threads[index];
     if (existing) return existing;
     const worker = startThread(new URL('./answers.thread.js', import.meta.url), this.options);
-    const thread: Thread = { worker, streams: new Map() };
+    const thread: Thread = { worker, streams: new Map(), ready: false };
     worker.on('message', (message: FromThread) => {
+      if ('ready' in message) {
+        thread.ready = true;
+        return;
+      }
       const incoming = thread.streams.get(message.id);
       if (!incoming) return;
       if ('chunk' in message) {

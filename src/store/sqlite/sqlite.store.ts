@@ -167,7 +167,6 @@ export class SqliteStore extends SqlStore {
   }
 
   async warmUp(): Promise<void> {
-    this.thread?.start();
     try {
       await this.answers.warmUp();
     } catch {

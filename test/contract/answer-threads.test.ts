@@ -1,0 +1,104 @@
+// sqlite-only: the answer threads read SQLite's file; PostgreSQL's answers are encoded on the event loop
+/**
+ * The read API's answers made on the answer threads (src/answers/): the same bytes as the
+ * serializer's in every encoding, many at once, and a client that leaves mid-answer frees its
+ * thread's cursor without disturbing the others.
+ */
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { after, before, test } from 'node:test';
+import { gunzipSync } from 'node:zlib';
+import { AnswerThreads } from '../../src/answers/answers.threads.js';
+import { collectAnswer } from '../../src/modules/messages/messages.serializer.js';
+import { answersEncodedHere } from '../../src/modules/messages/messages.usecases.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite.store.js';
+import { message, startTestServer, storeMessages, type TestServer } from '../helpers.js';
+
+let server: TestServer;
+let threads: AnswerThreads;
+let key = '';
+const DAY = Date.parse('2024-02-05T00:00:00+09:00');
+const HOSTILE = ['"', '\\', '\u0000', '\u001f', '\u007f', '\u2028', '\ufeff', '\uffff', '😀', '予約', '\n\t'];
+
+before(async () => {
+  server = await startTestServer({
+    answers: (store) => {
+      assert.ok(store instanceof SqliteStore);
+      threads = new AnswerThreads({ file: store.file }, 2, answersEncodedHere(store));
+      return threads;
+    },
+  });
+  await server.hubs.add('100', { timeZone: 'Asia/Tokyo' });
+  key = (await server.keys.issue('100', 'read', '')).key;
+  await storeMessages(
+    server.store,
+    '100',
+    Array.from({ length: 6_000 }, (_, i) =>
+      message({
+        lineId: `U${i % 97}`,
+        name: i % 3 === 0 ? `名前${HOSTILE[i % HOSTILE.length]}` : '',
+        msg: `${i} ${HOSTILE[i % HOSTILE.length]} ${'x'.repeat(i % 200)}`,
+        createdAt: DAY - 3 * 86_400_000 + i * 60_000,
+      }),
+    ),
+  );
+  await threads.whenReady();
+});
+
+after(() => server.close());
+
+const url = (query: string) => `/api/line/100/messages?apikey=${key}${query}`;
+
+test('answers made on the threads are the serializer bytes, plain and compressed', async () => {
+  for (const [query, from, to] of [
+    ['', undefined, undefined],
+    [
+      '&from=2024-02-03&to=2024-02-03',
+      Date.parse('2024-02-03T00:00:00+09:00'),
+      Date.parse('2024-02-04T00:00:00+09:00'),
+    ],
+  ] as const) {
+    const expected = await collectAnswer(
+      server.store.messages.stream({ hubId: '100', fromMs: from, toMsExclusive: to }),
+    );
+    const plain = Buffer.from(await (await server.request(url(query))).arrayBuffer());
+    assert.ok(plain.equals(expected), `identity ${query}`);
+    const gzip = await new Promise<Buffer>((resolve, reject) => {
+      http
+        .get(`${server.url}${url(query)}`, { headers: { 'accept-encoding': 'gzip' } }, (res) => {
+          const parts: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => parts.push(chunk));
+          res.on('end', () => resolve(Buffer.concat(parts)));
+        })
+        .on('error', reject);
+    });
+    assert.ok(gunzipSync(gzip).equals(expected), `gzip ${query}`);
+  }
+});
+
+test('twenty whole answers at once, and clients that leave mid-answer, leave nothing streaming', async () => {
+  const expected = await collectAnswer(
+    server.store.messages.stream({ hubId: '100', fromMs: undefined, toMsExclusive: undefined }),
+  );
+  const leaving = Array.from(
+    { length: 6 },
+    () =>
+      new Promise<void>((resolve) => {
+        const request = http.get(`${server.url}${url('')}`, (res) => {
+          res.once('data', () => {
+            request.destroy();
+            resolve();
+          });
+        });
+        request.on('error', () => resolve());
+      }),
+  );
+  const whole = Array.from({ length: 20 }, async () =>
+    Buffer.from(await (await server.request(url(''))).arrayBuffer()),
+  );
+  await Promise.all(leaving);
+  for (const body of await Promise.all(whole)) assert.ok(body.equals(expected));
+  for (let i = 0; i < 200 && threads.streaming > 0; i++)
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  assert.equal(threads.streaming, 0);
+});
