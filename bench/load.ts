@@ -2,6 +2,10 @@
  * The load process of the benchmarks (never the server's process): prints one JSON line.
  *
  *   rps <url> <connections> <seconds> [accept-encoding]   autocannon: requests/s, latency, bytes/s
+ *   http <connections> <seconds> <url>...                 the same from a plain node:http client, each
+ *                                                          connection asking the URLs in turn (its own
+ *                                                          ceiling is far above autocannon's on large
+ *                                                          bodies, which autocannon parses in JS)
  *   download <url> [accept-encoding]                      one GET read to the end: TTFB, bytes, seconds
  *   first-byte <url> <times>                             sequential GETs, each dropped at its first
  *                                                          byte: the median time to it
@@ -32,6 +36,62 @@ async function rps(): Promise<void> {
       errors: result.errors + result.timeouts,
       non2xx: result.non2xx,
       seconds: result.duration,
+    })}\n`,
+  );
+}
+
+async function httpRps(): Promise<void> {
+  const [connectionsText = '32', secondsText = '10', ...urls] = [url, ...rest];
+  const connections = Number(connectionsText);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
+  const started = performance.now();
+  const deadline = started + Number(secondsText) * 1000;
+  const latencies: number[] = [];
+  let bytes = 0;
+  let errors = 0;
+  let non2xx = 0;
+  let next = 0;
+  const one = (target: string) =>
+    new Promise<void>((resolve) => {
+      const asked = performance.now();
+      const request = http.get(target, { agent }, (res) => {
+        res.on('data', (chunk: Buffer) => {
+          bytes += chunk.length;
+        });
+        res.on('end', () => {
+          latencies.push(performance.now() - asked);
+          if ((res.statusCode ?? 0) >= 300) non2xx += 1;
+          resolve();
+        });
+        res.on('error', () => {
+          errors += 1;
+          resolve();
+        });
+      });
+      request.on('error', () => {
+        errors += 1;
+        resolve();
+      });
+    });
+  await Promise.all(
+    Array.from({ length: connections }, async () => {
+      while (performance.now() < deadline) await one(urls[next++ % urls.length] ?? '');
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  agent.destroy();
+  latencies.sort((a, b) => a - b);
+  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
+  process.stdout.write(
+    `${JSON.stringify({
+      requestsPerSecond: latencies.length / seconds,
+      requests: latencies.length,
+      p50ms: at(0.5),
+      p99ms: at(0.99),
+      bytesPerSecond: bytes / seconds,
+      errors,
+      non2xx,
+      seconds,
     })}\n`,
   );
 }
@@ -119,6 +179,7 @@ async function firstByte(): Promise<void> {
 }
 
 if (mode === 'rps') await rps();
+else if (mode === 'http') await httpRps();
 else if (mode === 'first-byte') await firstByte();
 else if (mode === 'stream') await stream();
 else if (mode === 'download') await download();

@@ -7,6 +7,11 @@ export interface ProcStatus {
   rssKb: number;
   /** Resident memory's high-water mark since the process started, KiB. */
   hwmKb: number;
+  /**
+   * The private part of the resident memory (heap, stacks, buffers), KiB: without the pages of
+   * files the process maps, which the kernel shares and can drop (SQLite's mmap of its database).
+   */
+  anonKb: number;
 }
 
 export function readStatus(pid: number): ProcStatus {
@@ -16,7 +21,7 @@ export function readStatus(pid: number): ProcStatus {
     if (!match) throw new Error(`no ${name} in /proc/${pid}/status`);
     return Number(match[1]);
   };
-  return { rssKb: field('VmRSS'), hwmKb: field('VmHWM') };
+  return { rssKb: field('VmRSS'), hwmKb: field('VmHWM'), anonKb: field('RssAnon') };
 }
 
 /** Resident memory in MiB, or 0 when the process is gone. */
@@ -54,6 +59,8 @@ export class RssSampler {
   /** [ms since the sampler started, VmRSS KiB]. */
   readonly timeline: Array<[number, number]> = [];
   peakKb: number;
+  /** The peak of the private part (ProcStatus.anonKb). */
+  peakAnonKb = 0;
   private readonly started = performance.now();
   private readonly timer: NodeJS.Timeout;
 
@@ -68,8 +75,9 @@ export class RssSampler {
 
   sample(): void {
     try {
-      const { rssKb } = readStatus(this.pid);
+      const { rssKb, anonKb } = readStatus(this.pid);
       this.peakKb = Math.max(this.peakKb, rssKb);
+      this.peakAnonKb = Math.max(this.peakAnonKb, anonKb);
       this.timeline.push([Math.round(performance.now() - this.started), rssKb]);
     } catch {
       // The process is gone; whatever was measuring it will fail on its own.

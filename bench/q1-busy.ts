@@ -18,16 +18,16 @@
  * chatlog_q1busy_NAME (not the suite's: an older checkout may not understand a newer schema). Its large
  * hub has a LINE channel secret, which the suite's dataset has not.
  */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { lineSignature } from '../src/modules/ingest/line.signature.js';
 import type { Store } from '../src/store/store.js';
 import { readArgs } from './args.js';
 import { type DatasetSize, FULL_SIZE, LARGE_HUB, loadDataset, START_MS } from './dataset.js';
 import { ROOT, runJson, startChatlog, stop, stopAll, waitForLine } from './processes.js';
+import { type SenderResult, spawnWebhookSender } from './webhook-rate.js';
 
 const SECRET = 'chatlog-bench-q1-busy-secret-0123456789abcdef';
 const CHANNEL_SECRET = 'bench-q1-busy-channel-secret';
@@ -58,130 +58,11 @@ const args = readArgs(
       'contacts',
       'small-hubs',
       'seed',
-      // The webhook sender's own process (this file again): --role sender.
-      'role',
-      'url',
-      'rate',
-      'prefix',
-      'order',
       'orders',
     ],
     flags: ['generate'],
   },
 );
-
-// ---------------------------------------------------------------------------------------------
-// The webhook sender (its own process): `rate` signed webhooks a second, one message event each,
-// sent when due whatever the answers before (open loop), for `seconds`; one JSON line at the end.
-
-interface SenderResult {
-  seconds: number;
-  sent: number;
-  acknowledged: number;
-  failed: number;
-  eventsPerSecond: number;
-  p50ms: number;
-  p99ms: number;
-  /** The most requests waiting for an answer at once. */
-  maxInFlight: number;
-}
-
-async function sender(): Promise<void> {
-  const target = new URL(args.string('url') ?? '');
-  const rate = args.number('rate', 50, { min: 1 });
-  const contacts = args.number('contacts', FULL_SIZE.contacts, { min: 1, whole: true });
-  const prefix = args.string('prefix') ?? `q1busy-${Date.now()}`;
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
-  const latencies: number[] = [];
-  let sent = 0;
-  let acknowledged = 0;
-  let failed = 0;
-  let inFlight = 0;
-  let maxInFlight = 0;
-  const send = (n: number) => {
-    const now = Date.now();
-    const messageId = `${prefix}-${n}`;
-    // One of the large hub's own contacts (bench/dataset.ts names them U + 'a' + 30 hex digits).
-    const userId = `Ua${(n % contacts).toString(16).padStart(30, '0')}`;
-    const raw = JSON.stringify({
-      destination: 'U00000000000000000000000000000000',
-      events: [
-        {
-          type: 'message',
-          mode: 'active',
-          timestamp: now,
-          source: { type: 'user', userId },
-          webhookEventId: messageId,
-          deliveryContext: { isRedelivery: false },
-          message: { id: messageId, type: 'text', quoteToken: 'q', text: `いま届いたメッセージ ${n} 😀` },
-        },
-      ],
-    });
-    const started = performance.now();
-    inFlight += 1;
-    maxInFlight = Math.max(maxInFlight, inFlight);
-    const done = (status: number) => {
-      inFlight -= 1;
-      latencies.push(performance.now() - started);
-      if (status === 200) acknowledged += 1;
-      else failed += 1;
-    };
-    const request = http.request(
-      {
-        host: target.hostname,
-        port: target.port,
-        path: target.pathname,
-        method: 'POST',
-        agent,
-        headers: {
-          'content-type': 'application/json',
-          'content-length': Buffer.byteLength(raw),
-          'x-line-signature': lineSignature(CHANNEL_SECRET, raw),
-        },
-      },
-      (res) => {
-        res.resume();
-        res.on('end', () => done(res.statusCode ?? 0));
-      },
-    );
-    request.on('error', () => done(0));
-    request.end(raw);
-  };
-  const seconds = args.number('seconds', 10, { min: 0 });
-  const ordered = args.choice('order', ['concurrent', 'ordered'], 'concurrent') === 'ordered';
-  const started = performance.now();
-  await new Promise<void>((resolve) => {
-    const timer = setInterval(() => {
-      const elapsed = (performance.now() - started) / 1000;
-      const due = Math.floor(Math.min(elapsed, seconds) * rate);
-      if (ordered) {
-        // One at a time: the next only once the last is answered, so the server stores them in
-        // the order of their timestamps (and sends fall behind the rate when answers are slow).
-        if (sent < due && inFlight === 0) send(sent++);
-      } else while (sent < due) send(sent++);
-      if (elapsed >= seconds) {
-        clearInterval(timer);
-        resolve();
-      }
-    }, 2);
-  });
-  while (inFlight > 0) await new Promise((resolve) => setTimeout(resolve, 5));
-  const elapsed = (performance.now() - started) / 1000;
-  agent.destroy();
-  latencies.sort((a, b) => a - b);
-  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
-  const result: SenderResult = {
-    seconds: elapsed,
-    sent,
-    acknowledged,
-    failed,
-    eventsPerSecond: acknowledged / elapsed,
-    p50ms: at(0.5),
-    p99ms: at(0.99),
-    maxInFlight,
-  };
-  process.stdout.write(`${JSON.stringify(result)}\n`);
-}
 
 // ---------------------------------------------------------------------------------------------
 // The dataset, made by the build of --root.
@@ -378,29 +259,15 @@ function spawnSender(
   seconds: number,
   contacts: number,
 ): ChildProcess {
-  return spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      path.join(ROOT, 'bench', 'q1-busy.ts'),
-      '--role',
-      'sender',
-      '--url',
-      url,
-      '--rate',
-      String(rate),
-      '--order',
-      order,
-      '--seconds',
-      String(seconds),
-      '--contacts',
-      String(contacts),
-      '--prefix',
-      `q1busy-${Date.now()}-${rate}`,
-    ],
-    { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
-  );
+  return spawnWebhookSender({
+    url,
+    secret: CHANNEL_SECRET,
+    rate,
+    order,
+    seconds,
+    contacts,
+    prefix: `q1busy-${Date.now()}-${rate}`,
+  });
 }
 
 async function measure(
@@ -503,9 +370,7 @@ function table(kind: StoreKind, result: Awaited<ReturnType<typeof measure>>): st
 
 // ---------------------------------------------------------------------------------------------
 
-if (args.string('role') === 'sender') {
-  await sender();
-} else {
+{
   const store = args.choice('store', ['sqlite', 'postgres', 'both'], 'both');
   const stores: StoreKind[] = store === 'both' ? ['sqlite', 'postgres'] : [store];
   if (args.flag('generate')) {

@@ -22,6 +22,9 @@
  *                                   brute-force scan; the index's bytes, import and Q5 with and without it
  *   npm run bench -- retention [--store sqlite|postgres|both] [--messages 1000000] [--load-seconds 5] [--rounds 3]
  *                                   retention (issue 19): Q5 while the server purges a large backlog
+ *   npm run bench -- busy-writes [--seconds 10] [--rate 200] [--connections 32] [--workers 1] [--root DIR]
+ *                                   webhook reply p50/p99 alone and while 32 connections read uncached
+ *                                   whole days (issue 20, goal 5), on the suite's SQLite dataset
  */
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
@@ -37,6 +40,7 @@ const NAMED: Record<string, string> = {
   media: 'bench/media.ts',
   search: 'bench/search.ts',
   retention: 'bench/retention.ts',
+  'busy-writes': 'bench/busy-writes.ts',
 };
 
 const [first, ...rest] = process.argv.slice(2);

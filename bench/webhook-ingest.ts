@@ -26,13 +26,15 @@ const CHANNEL_SECRET = 'bench-channel-secret-0001';
 const HUB = '900002';
 
 const args = readArgs(
-  'node --import tsx bench/webhook-ingest.ts [--seconds 10] [--concurrency 32] [--events-per-request 1] [--store sqlite|postgres]',
-  { values: ['seconds', 'concurrency', 'events-per-request', 'store'] },
+  'node --import tsx bench/webhook-ingest.ts [--seconds 10] [--concurrency 32] [--events-per-request 1] [--store sqlite|postgres] [--workers N]',
+  { values: ['seconds', 'concurrency', 'events-per-request', 'store', 'workers'] },
 );
 const seconds = args.number('seconds', 10, { min: 0 });
 const concurrency = args.number('concurrency', 32, { min: 1, whole: true });
 const perRequest = args.number('events-per-request', 1, { min: 1, whole: true });
 const kind = args.choice('store', ['sqlite', 'postgres'], 'sqlite');
+/** `chatlog serve --workers`: its default, one per core, unless told. */
+const workers = args.number('workers', os.availableParallelism(), { min: 1, whole: true });
 const PG_URL = process.env.CHATLOG_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const PG_SCHEMA = 'chatlog_bench_webhook';
 
@@ -78,10 +80,9 @@ try {
   const ceiling = await load(`${baselineBase}/webhooks/line/${HUB}`, 'base');
   await stop(baseline);
 
-  // One process per core, as `chatlog serve` runs by default.
   const { child: server, base: url } = await startChatlog(
     { ...storeEnv, CHATLOG_SECRET: SECRET, LOG_LEVEL: 'warn' },
-    { workers: os.availableParallelism() },
+    { workers },
   );
   const chatlog = await load(`${url}/webhooks/line/${HUB}`, 'chatlog');
   await stop(server);
@@ -95,7 +96,7 @@ try {
   const row = (name: string, r: LoadResult) =>
     `${name.padEnd(28)} ${Math.round(r.eventsPerSecond).toLocaleString('en-US').padStart(9)} ${r.p50ms.toFixed(1).padStart(7)} ${r.p99ms.toFixed(1).padStart(7)} ${String(r.failed).padStart(6)}`;
   console.log(
-    `\nwebhook ingest: ${concurrency} concurrent senders, ${perRequest} event(s) per request, ${seconds} s each\n`,
+    `\nwebhook ingest: ${concurrency} concurrent senders, ${perRequest} event(s) per request, ${seconds} s each, --workers ${workers}\n`,
   );
   console.log(
     `${'server'.padEnd(28)} ${'events/s'.padStart(9)} ${'p50 ms'.padStart(7)} ${'p99 ms'.padStart(7)} ${'failed'.padStart(6)}`,
