@@ -25,6 +25,9 @@
  *   npm run bench -- busy-writes [--seconds 10] [--rate 200] [--connections 32] [--workers 1] [--root DIR]
  *                                   webhook reply p50/p99 alone and while 32 connections read uncached
  *                                   whole days (issue 20, goal 5), on the suite's SQLite dataset
+ *   npm run bench -- reads [--rounds 3] [--root DIR]
+ *                                   uncached day, month and whole hub on one connection against the raw
+ *                                   scan of the same rows (issue 20, goal 2), SQLite
  */
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
@@ -41,6 +44,7 @@ const NAMED: Record<string, string> = {
   search: 'bench/search.ts',
   retention: 'bench/retention.ts',
   'busy-writes': 'bench/busy-writes.ts',
+  reads: 'bench/reads.ts',
 };
 
 const [first, ...rest] = process.argv.slice(2);

@@ -1,0 +1,108 @@
+/**
+ * `npm run bench -- reads` (issue 20, goal 2): uncached answers on one connection against the raw
+ * scan of the same rows, on the suite's SQLite dataset. The server (answer cache off), the raw scan
+ * (bench/reads-scan.ts: the answer's own statement, mmap on, rows counted) and the client each run
+ * in their own process. For one day, one month and the whole large hub: messages/s of chatlog (one
+ * connection, answers back to back) and rows/s of the scan, their ratio (goal ≥ 0.9), each round.
+ *
+ *   node --import tsx bench/reads.ts [--rounds 3] [--root DIR]
+ */
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { readArgs } from './args.js';
+import { LARGE_HUB, START_MS } from './dataset.js';
+import { ROOT, runJson, startChatlog, stop, stopAll } from './processes.js';
+
+const args = readArgs('node --import tsx bench/reads.ts [--rounds 3] [--root DIR]', {
+  values: ['rounds', 'root'],
+});
+const rounds = args.number('rounds', 3, { min: 1, whole: true });
+const root = path.resolve(args.string('root') ?? ROOT);
+const DATA = path.join(ROOT, 'bench', '.data');
+const manifestFile = path.join(DATA, 'sqlite.json');
+if (!fs.existsSync(manifestFile)) {
+  throw new Error('no SQLite dataset: run `npm run bench -- --generate --store sqlite` first');
+}
+const { key } = JSON.parse(fs.readFileSync(manifestFile, 'utf8')) as { key: string };
+const dayStart = (offset: number) => START_MS + offset * 86_400_000;
+const date = (offset: number) => new Date(dayStart(offset) + 9 * 3_600_000).toISOString().slice(0, 10);
+/** Day 400 (2024-02-05 in Tokyo) and the 30 days from it, as the suite's Q1 and Q2. */
+const RANGES = [
+  {
+    name: 'day',
+    query: `&from=${date(400)}&to=${date(400)}`,
+    from: dayStart(400),
+    to: dayStart(401),
+    seconds: 5,
+  },
+  {
+    name: 'month',
+    query: `&from=${date(400)}&to=${date(429)}`,
+    from: dayStart(400),
+    to: dayStart(430),
+    seconds: 5,
+  },
+  { name: 'whole', query: '', from: Number.MIN_SAFE_INTEGER, to: Number.MAX_SAFE_INTEGER, seconds: 0 },
+];
+
+/** Answers back to back on one connection for `seconds` (at least one): messages/s. */
+async function answersPerSecond(url: string, messages: number, seconds: number): Promise<number> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const started = performance.now();
+  let answers = 0;
+  do {
+    await new Promise<void>((resolve, reject) => {
+      http
+        .get(url, { agent }, (res) => {
+          if (res.statusCode !== 200) reject(new Error(`${url} answered ${res.statusCode}`));
+          res.on('data', () => {});
+          res.on('end', () => resolve());
+        })
+        .on('error', reject);
+    });
+    answers += 1;
+  } while (performance.now() - started < seconds * 1000);
+  agent.destroy();
+  return (answers * messages) / ((performance.now() - started) / 1000);
+}
+
+const server = await startChatlog(
+  {
+    CHATLOG_SECRET: 'chatlog-bench-suite-secret-0123456789abcdef',
+    LOG_LEVEL: 'warn',
+    CHATLOG_DATA_DIR: path.join(DATA, 'sqlite'),
+    DATABASE_URL: undefined,
+    CHATLOG_ANSWER_CACHE_MB: '0',
+  },
+  { root },
+);
+const lines: string[] = [];
+try {
+  // Let the answer threads load (they start half a second after listening).
+  await new Promise((resolve) => setTimeout(resolve, 1_500));
+  for (let round = 1; round <= rounds; round++) {
+    const scan = await runJson<Record<string, { rows: number; rowsPerSecond: number }>>('reads-scan.ts', [
+      path.join(DATA, 'sqlite', 'chatlog.db'),
+      LARGE_HUB,
+      '1',
+      ...RANGES.map((r) => `${r.name}=${r.from}:${r.to}`),
+    ]);
+    for (const range of RANGES) {
+      const raw = scan[range.name];
+      if (!raw) throw new Error(`the scan did not measure ${range.name}`);
+      const url = `${server.base}/api/line/${LARGE_HUB}/messages?apikey=${key}${range.query}`;
+      const served = await answersPerSecond(url, raw.rows, range.seconds);
+      const line = `| ${round} | ${range.name} (${raw.rows.toLocaleString('en-US')} messages) | ${Math.round(served).toLocaleString('en-US')} | ${Math.round(raw.rowsPerSecond).toLocaleString('en-US')} | ${(served / raw.rowsPerSecond).toFixed(2)} |`;
+      lines.push(line);
+      console.log(line);
+    }
+  }
+} finally {
+  await stop(server.child);
+  await stopAll();
+}
+console.log(`\nuncached answers on one connection against the raw scan (build of ${root})\n`);
+console.log('| round | range | chatlog messages/s | raw scan rows/s (mmap) | ratio (goal ≥ 0.9) |');
+console.log('|---|---|---|---|---|');
+for (const line of lines) console.log(line);
