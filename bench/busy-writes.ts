@@ -17,6 +17,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { readArgs } from './args.js';
 import { LARGE_HUB, START_MS } from './dataset.js';
+import type { RpsResult } from './load.js';
 import { ROOT, runJson, startChatlog, stop, stopAll, waitForLine } from './processes.js';
 import { type SenderResult, spawnWebhookSender } from './webhook-rate.js';
 
@@ -35,15 +36,6 @@ const SUITE_DATA = path.join(ROOT, 'bench', '.data');
 const SECRET = 'chatlog-bench-suite-secret-0123456789abcdef';
 const WEBHOOK_HUB = '900099';
 const CHANNEL_SECRET = 'bench-suite-channel-secret';
-
-interface ReadResult {
-  requestsPerSecond: number;
-  p50ms: number;
-  p99ms: number;
-  bytesPerSecond: number;
-  errors: number;
-  non2xx: number;
-}
 
 const manifestFile = path.join(SUITE_DATA, 'sqlite.json');
 if (!fs.existsSync(manifestFile)) {
@@ -81,12 +73,12 @@ const sendWebhooks = (phase: string) => {
     (match) => JSON.parse(match[1] ?? '{}') as SenderResult,
   );
 };
-const read = () => runJson<ReadResult>('load.ts', ['http', String(connections), String(seconds), ...dayUrls]);
+const read = () => runJson<RpsResult>('load.ts', ['http', String(connections), String(seconds), ...dayUrls]);
 
 const rows: string[] = [];
 try {
   // Warm: every day read once, so that the phases meet a warm page cache.
-  await runJson<ReadResult>('load.ts', ['http', '4', '2', ...dayUrls]);
+  await runJson<RpsResult>('load.ts', ['http', '4', '2', ...dayUrls]);
   for (let round = 1; round <= rounds; round++) {
     const alone = await sendWebhooks('alone');
     const reads = await read();

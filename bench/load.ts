@@ -16,6 +16,18 @@
 import http from 'node:http';
 import autocannon from 'autocannon';
 
+/** What `rps` and `http` print. */
+export interface RpsResult {
+  requestsPerSecond: number;
+  requests: number;
+  p50ms: number;
+  p99ms: number;
+  bytesPerSecond: number;
+  errors: number;
+  non2xx: number;
+  seconds: number;
+}
+
 const [mode, url = '', ...rest] = process.argv.slice(2);
 
 async function rps(): Promise<void> {

@@ -26,6 +26,7 @@ import { pathToFileURL } from 'node:url';
 import type { Store } from '../src/store/store.js';
 import { readArgs } from './args.js';
 import { type DatasetSize, FULL_SIZE, LARGE_HUB, loadDataset, START_MS } from './dataset.js';
+import type { RpsResult } from './load.js';
 import { ROOT, runJson, startChatlog, stop, stopAll, waitForLine } from './processes.js';
 import { type SenderResult, spawnWebhookSender } from './webhook-rate.js';
 
@@ -167,15 +168,6 @@ async function generate(kind: StoreKind, size: DatasetSize): Promise<void> {
 
 // ---------------------------------------------------------------------------------------------
 // The measurement.
-
-interface RpsResult {
-  requestsPerSecond: number;
-  requests: number;
-  p50ms: number;
-  p99ms: number;
-  errors: number;
-  non2xx: number;
-}
 
 interface Phase {
   name: string;

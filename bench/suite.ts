@@ -21,6 +21,7 @@ import { SqliteStore } from '../src/store/sqlite/sqlite.store.js';
 import type { Store } from '../src/store/store.js';
 import { readArgs } from './args.js';
 import { type DatasetSize, FULL_SIZE, LARGE_HUB, loadDataset, START_MS } from './dataset.js';
+import type { RpsResult } from './load.js';
 import { RssSampler } from './proc.js';
 import { ROOT, runJson, runWebhookLoad, startBaseline, startChatlog, stop, stopAll } from './processes.js';
 
@@ -114,14 +115,6 @@ function runLoad<T>(...loadArgs: string[]): Promise<T> {
   return runJson<T>('load.ts', loadArgs);
 }
 
-interface RpsResult {
-  requestsPerSecond: number;
-  p50ms: number;
-  p99ms: number;
-  bytesPerSecond: number;
-  errors: number;
-  non2xx: number;
-}
 interface StreamResult {
   bytesPerSecond: number;
   answers: number;

@@ -5,7 +5,7 @@
  *   node --import tsx bench/webhook-load.ts <url> <channelSecret> <concurrency> <seconds> <eventsPerRequest> <idPrefix>
  */
 import http from 'node:http';
-import { lineSignature } from '../src/modules/ingest/line.signature.js';
+import { postSignedWebhook } from './line-post.js';
 
 const [url = '', secret = '', concurrencyText = '32', secondsText = '5', perRequestText = '1', prefix = 'b'] =
   process.argv.slice(2);
@@ -41,30 +41,7 @@ function bodyFor(n: number): string {
   return JSON.stringify({ destination: 'U00000000000000000000000000000000', events });
 }
 
-function send(raw: string): Promise<number> {
-  return new Promise((resolve) => {
-    const req = http.request(
-      {
-        host: target.hostname,
-        port: target.port,
-        path: target.pathname,
-        method: 'POST',
-        agent,
-        headers: {
-          'content-type': 'application/json',
-          'content-length': Buffer.byteLength(raw),
-          'x-line-signature': lineSignature(secret, raw),
-        },
-      },
-      (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-      },
-    );
-    req.on('error', () => resolve(0));
-    req.end(raw);
-  });
-}
+const send = (raw: string) => postSignedWebhook(target, agent, secret, raw);
 
 async function sender(): Promise<void> {
   while (Date.now() < deadline) {

@@ -12,9 +12,9 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { lineSignature } from '../src/modules/ingest/line.signature.js';
 import { readArgs } from './args.js';
 import { FULL_SIZE } from './dataset.js';
+import { postSignedWebhook } from './line-post.js';
 
 export interface SenderResult {
   seconds: number;
@@ -110,26 +110,7 @@ async function send(): Promise<void> {
       if (status === 200) acknowledged += 1;
       else failed += 1;
     };
-    const request = http.request(
-      {
-        host: target.hostname,
-        port: target.port,
-        path: target.pathname,
-        method: 'POST',
-        agent,
-        headers: {
-          'content-type': 'application/json',
-          'content-length': Buffer.byteLength(raw),
-          'x-line-signature': lineSignature(secret, raw),
-        },
-      },
-      (res) => {
-        res.resume();
-        res.on('end', () => done(res.statusCode ?? 0));
-      },
-    );
-    request.on('error', () => done(0));
-    request.end(raw);
+    void postSignedWebhook(target, agent, secret, raw).then(done);
   };
   const seconds = args.number('seconds', 10, { min: 0 });
   const ordered = args.choice('order', ['concurrent', 'ordered'], 'concurrent') === 'ordered';

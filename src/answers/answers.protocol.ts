@@ -4,7 +4,7 @@
  * thread → main: a chunk (its ArrayBuffer transferred, not copied), the end, or what went wrong.
  */
 
-import type { SerializedError } from '../store/sqlite/sqlite.writer-thread.js';
+import type { SerializedError } from '../store/sqlite/sqlite.thread.js';
 import type { MessageQuery } from '../store/store.js';
 
 export type ToThread = { open: number; query: MessageQuery } | { credit: number } | { cancel: number };

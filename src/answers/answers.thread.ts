@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { SqliteAnswerReaders } from '../store/sqlite/sqlite.answers.js';
-import { serializeError } from '../store/sqlite/sqlite.writer-thread.js';
+import { serializeError } from '../store/sqlite/sqlite.thread.js';
 import type { MessageQuery } from '../store/store.js';
 import {
   type AnswerThreadOptions,

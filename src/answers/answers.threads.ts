@@ -14,7 +14,7 @@
  */
 import type { Worker } from 'node:worker_threads';
 import type { AnswerSource, MessagesRange } from '../modules/messages/messages.usecases.js';
-import { startThread } from '../store/sqlite/sqlite.writer-thread.js';
+import { deserializeError, startThread } from '../store/sqlite/sqlite.thread.js';
 import type { AnswerThreadOptions, FromThread, ToThread } from './answers.protocol.js';
 
 interface Incoming {
@@ -29,13 +29,6 @@ interface Thread {
   streams: Map<number, Incoming>;
   /** Its code loaded and its first connection open: until then, answers are made here. */
   ready: boolean;
-}
-
-function toError(error: { name: string; message: string; code?: unknown }): Error {
-  const result = new Error(error.message);
-  result.name = error.name;
-  if (error.code !== undefined) Object.assign(result, { code: error.code });
-  return result;
 }
 
 export class AnswerThreads implements AnswerSource {
@@ -137,7 +130,7 @@ export class AnswerThreads implements AnswerSource {
         const { chunk } = message;
         incoming.chunks.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
       } else if ('end' in message) incoming.done = true;
-      else incoming.error = toError(message.error);
+      else incoming.error = deserializeError(message.error);
       const wake = incoming.wake;
       incoming.wake = undefined;
       wake?.();

@@ -11,7 +11,7 @@ import { FEED_SQL, type FeedClock, type FeedTuple, feedParams, toChange } from '
 import { numberPlaceholders, type Sql, type Transaction } from '../sql/executor.js';
 import { type GroupOutcome, hubsOfGroup, type IngestRequest } from '../sql/ingest.js';
 import { type DdlTypes, migrateSchema } from '../sql/schema.js';
-import { SqlStore } from '../sql/sql-store.js';
+import { SqlStore, type WriteOptions } from '../sql/sql-store.js';
 import type { Change, ImportMessage, ImportOutcome, MessageQuery, MessageRow, PoolState } from '../store.js';
 import { onlyMessages, storeMessagesInOneStatement } from './postgres.fast-ingest.js';
 import { importIntoPostgres } from './postgres.import.js';
@@ -230,14 +230,14 @@ export class PostgresStore extends SqlStore {
     return result.rows.map((row) => row['QUERY PLAN']);
   }
 
-  protected write<T>(work: (tx: Transaction) => Promise<T>, options?: { retry?: boolean }): Promise<T> {
+  protected write<T>(work: (tx: Transaction) => Promise<T>, options?: WriteOptions): Promise<T> {
     const once = () =>
       this.inTransaction((client) => {
         const tx = postgresSql(client);
         this.clients.set(tx, client);
         return work(tx);
       });
-    return options?.retry === false ? once() : this.retryingConflicts(once);
+    return options?.readsCallersBatches ? once() : this.retryingConflicts(once);
   }
 
   protected override announce(tx: Transaction, hubIds: readonly string[]): Promise<void> {

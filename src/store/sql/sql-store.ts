@@ -74,7 +74,10 @@ import {
 } from './webhooks.js';
 
 export interface WriteOptions {
-  retry?: boolean;
+  /**
+   * The work reads an iterable of the caller's (an import's batches): it runs once, never again
+   * after a conflict, and on the caller's thread (SQLite's other writes run on its writer thread).
+   */
   readsCallersBatches?: boolean;
 }
 
@@ -88,9 +91,8 @@ export abstract class SqlStore implements Store {
   protected abstract readonly answerReads: Sql;
   /**
    * Runs `work` in one write transaction, committed when it resolves and undone when it throws.
-   * An engine may run it again after a conflict (a deadlock), unless `retry` is false (an import,
-   * whose batches can be read only once). `readsCallersBatches`: the work reads an iterable of the
-   * caller's (an import): it runs on the caller's thread (SQLite's other writes have their own).
+   * An engine may run it again after a conflict (a deadlock), unless it reads the caller's batches
+   * (WriteOptions).
    */
   protected abstract write<T>(work: (tx: Transaction) => Promise<T>, options?: WriteOptions): Promise<T>;
 
@@ -209,7 +211,6 @@ export abstract class SqlStore implements Store {
     stream: (query) => this.streamMessages(query),
     importAll: (hubId, batches, now) =>
       this.writeChanges([hubId], (tx, clock) => this.importMessages(tx, clock, hubId, batches, now), {
-        retry: false,
         readsCallersBatches: true,
       }),
     ingest: (hubId, operations, now) => this.liveWrites.add(hubId, operations, now),

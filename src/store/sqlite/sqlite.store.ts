@@ -12,7 +12,7 @@ import type Database from 'better-sqlite3';
 import { CREATED_SQL, type FeedClock, type FeedTuple, mergeFeed, OTHER_SQL } from '../sql/changes.js';
 import type { Sql, Transaction } from '../sql/executor.js';
 import { type DdlTypes, migrateSchema } from '../sql/schema.js';
-import { SqlStore } from '../sql/sql-store.js';
+import { SqlStore, type WriteOptions } from '../sql/sql-store.js';
 import { LocalWakeups } from '../sql/wakeups.js';
 import type { Change, ImportMessage, ImportOutcome, MessageQuery, MessageRow, PoolState } from '../store.js';
 import { openReader, SqliteAnswerReaders, STREAM_SQL } from './sqlite.answers.js';
@@ -223,10 +223,7 @@ export class SqliteStore extends SqlStore {
    * every other write is the thread's (a write here would be a mistake: it would hold the event loop).
    * The next write starts at this one's COMMIT; this one resolves once its commit is on disk.
    */
-  protected write<T>(
-    work: (tx: Transaction) => Promise<T>,
-    options?: { retry?: boolean; readsCallersBatches?: boolean },
-  ): Promise<T> {
+  protected write<T>(work: (tx: Transaction) => Promise<T>, options?: WriteOptions): Promise<T> {
     if (this.thread && !options?.readsCallersBatches) {
       return Promise.reject(
         new Error('a write outside the writer thread: list its method in FORWARDED_WRITES'),

@@ -7,11 +7,10 @@
  *
  * The protocol is small: { id, method, args } in, { id, result } or { id, error } out, and
  * { wake: hubId } for each hub a commit changed (sent before the result, so a write that resolved
- * has woken its long polls). Arguments and results cross by structured clone, which turns a Buffer
- * into a plain Uint8Array: `revive` turns them back on either side.
+ * has woken its long polls). Arguments and results cross as sqlite.thread.ts says.
  */
-import fs from 'node:fs';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { deserializeError, revive, type SerializedError, startThread } from './sqlite.thread.js';
 
 /** Every write method of the Store, by its path: each runs on the writer thread. */
 export const FORWARDED_WRITES = [
@@ -69,78 +68,12 @@ export type WriterReply =
   | { id: number; error: SerializedError }
   | { wake: string | undefined };
 
-export interface SerializedError {
-  name: string;
-  message: string;
-  code?: unknown;
-  stack?: string | undefined;
-}
-
-export function serializeError(error: unknown): SerializedError {
-  if (error instanceof Error) {
-    return {
-      name: error.name,
-      message: error.message,
-      code: (error as { code?: unknown }).code,
-      stack: error.stack,
-    };
-  }
-  return { name: 'Error', message: String(error) };
-}
-
-function deserializeError(error: SerializedError): Error {
-  const result = new Error(error.message);
-  result.name = error.name;
-  if (error.code !== undefined) Object.assign(result, { code: error.code });
-  // Where it was thrown (on the writer thread), then where it was awaited.
-  if (error.stack)
-    result.stack = `${error.stack}\n    --- on the writer thread, awaited at ---\n${result.stack}`;
-  return result;
-}
-
-/** Buffers back from the Uint8Arrays structured clone made of them, in any plain value. */
-export function revive(value: unknown): unknown {
-  if (value === null || typeof value !== 'object') return value;
-  if (value instanceof Uint8Array) {
-    return Buffer.isBuffer(value) ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
-  }
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) value[i] = revive(value[i]);
-    return value;
-  }
-  if (value instanceof Map) {
-    for (const [key, item] of value) value.set(key, revive(item));
-    return value;
-  }
-  if (Object.getPrototypeOf(value) === Object.prototype) {
-    const record = value as Record<string, unknown>;
-    for (const key of Object.keys(record)) record[key] = revive(record[key]);
-  }
-  return value;
-}
-
 /** The code of the error a write gets when the thread died under it (503: try again). */
 export const WRITER_LOST = 'CHATLOG_WRITER_LOST';
 
 interface Pending {
   resolve(value: unknown): void;
   reject(error: Error): void;
-}
-
-/**
- * A worker thread running `entry` (a compiled `.js` module's URL). Under tsx (tests, development)
- * there is no `.js`: the `.ts` beside it runs, loaded through tsx's own hooks, which a worker
- * thread does not inherit on Node 20.
- */
-export function startThread(entry: URL, workerData: unknown): Worker {
-  const typescript = new URL(entry.href.replace(/\.js$/, '.ts'));
-  if (fs.existsSync(entry) || !fs.existsSync(typescript)) return new Worker(entry, { workerData });
-  const tsx = JSON.stringify(import.meta.resolve('tsx/esm/api'));
-  const source = JSON.stringify(typescript.href);
-  return new Worker(`import(${tsx}).then(({ register }) => { register(); return import(${source}); })`, {
-    eval: true,
-    workerData,
-  });
 }
 
 /** The main thread's end: calls the writer thread's store and hears of its commits. */
@@ -182,8 +115,7 @@ export class WriterThread {
     if (worker) await worker.terminate();
   }
 
-  /** Starts the thread now rather than at the first write (a server that has begun to listen). */
-  start(): Worker {
+  private start(): Worker {
     if (this.worker) return this.worker;
     const worker = startThread(new URL('./sqlite.writer.js', import.meta.url), this.options);
     worker.on('message', (reply: WriterReply) => {

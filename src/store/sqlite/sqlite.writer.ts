@@ -4,10 +4,9 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { SqliteStore } from './sqlite.store.js';
+import { revive, serializeError } from './sqlite.thread.js';
 import {
   FORWARDED_WRITES,
-  revive,
-  serializeError,
   type WriterOptions,
   type WriterReply,
   type WriterRequest,
