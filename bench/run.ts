@@ -28,6 +28,9 @@
  *   npm run bench -- reads [--rounds 3] [--root DIR]
  *                                   uncached day, month and whole hub on one connection against the raw
  *                                   scan of the same rows (issue 20, goal 2), SQLite
+ *   npm run bench -- start [--rounds 9]
+ *                                   spawn to the first answered read (issue 20, goal 6): chatlog as
+ *                                   installed (bundled), unbundled, and a bare Node HTTP server
  */
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
@@ -45,6 +48,7 @@ const NAMED: Record<string, string> = {
   retention: 'bench/retention.ts',
   'busy-writes': 'bench/busy-writes.ts',
   reads: 'bench/reads.ts',
+  start: 'bench/start.ts',
 };
 
 const [first, ...rest] = process.argv.slice(2);

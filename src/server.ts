@@ -3,6 +3,7 @@
  * accepting, let in-flight answers finish (up to the grace period), close the store, exit 0.
  */
 import cluster from 'node:cluster';
+import { createRequire } from 'node:module';
 import type { DestinationStream } from 'pino';
 import { buildApp } from './app.js';
 import { appSettings, type Config, metricsEnabled } from './config.js';
@@ -14,7 +15,7 @@ import { openContentStore } from './store/content/open.js';
 import { openStore } from './store/open.js';
 
 const LAST_USED_FLUSH_MS = 15_000;
-const THREADS_START_DELAY_MS = 500;
+const LATER_START_DELAY_MS = 500;
 const START_FAILED = 'chatlog:start-failed';
 
 export interface RunningServer {
@@ -74,10 +75,13 @@ export async function startServer(
     throw error;
   }
   void store.warmUp();
-  // The threads load their code a moment later, so that they do not take the cores from the first
-  // requests (answered on this thread meanwhile; a first write starts the writer at once).
-  setTimeout(() => answers.start?.(), THREADS_START_DELAY_MS).unref();
-  void metrics?.load();
+  // The threads and prom-client load their code a moment later, so that they do not take the cores
+  // from the first requests (answered on this thread meanwhile; a first write starts the writer at
+  // once; what metrics count meanwhile is kept, and a scrape loads them at once).
+  setTimeout(() => {
+    answers.start?.();
+    void metrics?.load();
+  }, LATER_START_DELAY_MS).unref();
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
@@ -115,7 +119,9 @@ export async function serve(config: Config, workers: number): Promise<void> {
   const embedded = !config.databaseUrl;
   if (workers > 1 && !embedded && cluster.isPrimary) {
     // Workers without Redis share their rate-limit counters through the primary.
-    const { RateLimiterClusterMaster } = await import('rate-limiter-flexible');
+    const { RateLimiterClusterMaster } = createRequire(import.meta.url)(
+      'rate-limiter-flexible',
+    ) as typeof import('rate-limiter-flexible');
     new RateLimiterClusterMaster();
     for (let i = 0; i < workers; i++) cluster.fork();
     let stopping = false;

@@ -9,12 +9,14 @@
 
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
+import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { loadConfig, publicBaseUrl, settingOption, settingsHelp } from '../config.js';
 import { formatTimestamp } from '../lib/calendar.js';
 import { describeStartFailure, isClientError, UserError } from '../lib/errors.js';
+import { packageRoot } from '../lib/package-root.js';
 import { requireHubId } from '../modules/hubs/hubs.usecases.js';
 import { KEY_PREFIX, maskedKey } from '../modules/keys/keys.format.js';
 import { KEY_SCOPES, type KeySummary, summarizeKey } from '../modules/keys/keys.usecases.js';
@@ -38,8 +40,7 @@ function positiveInteger(value: string): number {
 }
 
 function packageVersion(): string {
-  // dist/cli/ and src/cli/ are both two folders below package.json.
-  const text = readFileSync(new URL('../../package.json', import.meta.url), 'utf8');
+  const text = readFileSync(path.join(packageRoot(), 'package.json'), 'utf8');
   return (JSON.parse(text) as { version: string }).version;
 }
 

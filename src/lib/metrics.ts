@@ -8,6 +8,7 @@
  * prom-client is loaded after the server listens, so that it does not delay the first answer;
  * what happens before it is loaded is kept and counted when it is.
  */
+import { createRequire } from 'node:module';
 import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { PoolState } from '../store/store.js';
 
@@ -56,7 +57,9 @@ export class Metrics {
 
   /** Loads prom-client and registers the metrics; safe to call more than once. */
   load(): Promise<void> {
-    this.loading ??= import('prom-client').then((client) => {
+    // required (it is CommonJS), so that its names are the same whether chatlog runs bundled or not.
+    this.loading ??= Promise.resolve().then(() => {
+      const client = createRequire(import.meta.url)('prom-client') as typeof import('prom-client');
       const registry = new client.Registry();
       client.collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 10 });
       const poolState = this.poolState;

@@ -58,3 +58,16 @@ test('each part of src/ imports only what its layer may', () => {
   );
   assert.deepEqual(broken, []);
 });
+
+// A bundle's import() of a CommonJS package has only `default` (scripts/bundle.ts): what would work
+// from dist/ and break in dist/bundle/ is refused here, where it shows.
+test('a package loaded on demand is required (createRequire), never import()-ed', () => {
+  const found = sourceFiles(SRC).flatMap((file) =>
+    [
+      ...fs
+        .readFileSync(file, 'utf8')
+        .matchAll(/(?<!typeof )\bimport\(\s*'((?!\.{1,2}\/)(?!node:)[^']+)'\s*\)/g),
+    ].map((match) => `${path.relative(SRC, file)}: import('${match[1]}')`),
+  );
+  assert.deepEqual(found, []);
+});

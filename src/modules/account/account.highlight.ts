@@ -8,7 +8,8 @@
 import { escapeHtml } from '../../lib/html.js';
 import { normaliseText } from '../../store/store.js';
 
-const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+// Made at first use: ICU's segmenter costs ~10 ms, which a start need not pay.
+let graphemes: Intl.Segmenter | undefined;
 
 /** `text` as HTML, each run of characters that matches a term inside `<mark>`. */
 export function highlight(text: string, terms: readonly string[]): string {
@@ -16,6 +17,7 @@ export function highlight(text: string, terms: readonly string[]): string {
   const pieces: string[] = [];
   const starts: number[] = [];
   let normalised = '';
+  graphemes ??= new Intl.Segmenter(undefined, { granularity: 'grapheme' });
   for (const { segment } of graphemes.segment(text)) {
     pieces.push(segment);
     starts.push(normalised.length);

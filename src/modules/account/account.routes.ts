@@ -7,7 +7,6 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { parseCookies, serializeCookie } from '../../lib/cookies.js';
 import { AppError } from '../../lib/errors.js';
@@ -15,6 +14,7 @@ import { PAGE_SECURITY_HEADERS } from '../../lib/html.js';
 import { httpErrors } from '../../lib/http.errors.js';
 import { JSON_TYPE } from '../../lib/http.js';
 import type { PathMethods } from '../../lib/methods.js';
+import { packageRoot } from '../../lib/package-root.js';
 import type { ContentStore } from '../../store/content/content-store.js';
 import type { Store } from '../../store/store.js';
 import type { WebhookService } from '../webhooks/webhooks.usecases.js';
@@ -37,8 +37,8 @@ const SIGN_IN_COOKIE = 'chatlog_signin';
 const LANGUAGE_COOKIE = 'chatlog_lang';
 const FORM_BYTES = 16 * 1024;
 
-/** public/ at the repository root: three levels up from src/modules/account and dist/modules/account. */
-const PUBLIC_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'public');
+/** public/ at the package's root. */
+const publicDir = () => path.join(packageRoot(), 'public');
 const ASSETS: Record<string, string> = {
   'account.js': 'text/javascript; charset=utf-8',
   'account.css': 'text/css; charset=utf-8',
@@ -49,7 +49,7 @@ const publicFiles = new Map<string, Promise<Buffer>>();
 function publicFile(name: string): Promise<Buffer> {
   let file = publicFiles.get(name);
   if (!file) {
-    file = fs.promises.readFile(path.join(PUBLIC_DIR, name));
+    file = fs.promises.readFile(path.join(publicDir(), name));
     file.catch(() => publicFiles.delete(name));
     publicFiles.set(name, file);
   }

@@ -5,6 +5,7 @@
  * requests are answered without limiting (logged once) rather than failing.
  */
 import cluster from 'node:cluster';
+import { createRequire } from 'node:module';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Redis } from 'ioredis';
 import {
@@ -37,7 +38,9 @@ export class RateLimiter {
     this.log = options.log;
     const redisUrl = options.redisUrl;
     if (redisUrl) {
-      this.redis = import('ioredis').then(({ Redis }) => {
+      // required (it is CommonJS), so that its names are the same whether chatlog runs bundled or not.
+      this.redis = Promise.resolve().then(() => {
+        const { Redis } = createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
         const client = new Redis(redisUrl, {
           // Fail fast while Redis is away instead of queueing requests behind it.
           enableOfflineQueue: false,

@@ -3,6 +3,7 @@
  * CHATLOG_CONTENT_STORE=postgres (the default with DATABASE_URL), else files under the data
  * directory. pg is loaded only when it is used.
  */
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { Config } from '../../config.js';
 import type { ContentStore } from './content-store.js';
@@ -22,10 +23,9 @@ export async function openContentStore(
     const { FileContentStore } = await import('./content-store.files.js');
     return new FileContentStore(path.join(config.dataDir, 'content'));
   }
-  const [{ default: pg }, { PostgresContentStore }] = await Promise.all([
-    import('pg'),
-    import('./content-store.postgres.js'),
-  ]);
+  const { PostgresContentStore } = await import('./content-store.postgres.js');
+  // required: a package loaded on demand is, so that it is the same bundled or not (scripts/bundle.ts).
+  const pg = createRequire(import.meta.url)('pg') as typeof import('pg');
   const pool = new pg.Pool({
     connectionString: config.databaseUrl,
     max: CONTENT_POOL_SIZE,
