@@ -2,6 +2,7 @@
 
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import fc from 'fast-check';
 import { answerVersion } from '../../src/modules/messages/messages.usecases.js';
 import { assertStoreSound, createTestStore, message, storeMessages, type TestStore } from '../helpers.js';
 
@@ -199,6 +200,115 @@ test('answer versions: appended messages leave earlier ranges as they were; anyt
   const settled = await version(day(2));
   await t.store.messages.ingest('7', [op('b', day(3) + 3_600_000)], 0);
   assert.equal(await version(day(2)), settled);
+});
+
+test('answer versions: concurrent webhooks just after a change of history, stored out of order, leave past ranges alone', async () => {
+  await t.hubs.add('8', {});
+  const now = Date.UTC(2026, 10, 26, 12);
+  const op = (id: string, createdAt: number) => ({
+    kind: 'message' as const,
+    lineId: 'Uw',
+    sender: null,
+    msg: id,
+    contentType: 'text',
+    createdAt,
+    sourceId: `test:8:${id}`,
+    sourceKind: null,
+    sourceChatId: null,
+  });
+  const version = async (toMsExclusive?: number) =>
+    answerVersion(await t.store.messages.versions('8'), toMsExclusive);
+  await t.store.messages.ingest('8', [op('old', Date.UTC(2024, 1, 5))], 0);
+  await t.store.messages.ingest('8', [op('first', now)], 0);
+  // A change of history (a contact's new name): every range changes once.
+  await t.store.contacts.upsert('8', 'Uw', { name: 'W' }, 0);
+  const pastDay = await version(Date.UTC(2024, 1, 6));
+  // Then webhooks sent at once, each stored when its turn comes: milliseconds out of order.
+  for (const [i, at] of [now + 300, now + 100, now + 200, now + 50, now - 1_000].entries()) {
+    await t.store.messages.ingest('8', [op(`w${i}`, at)], 0);
+    assert.equal(await version(Date.UTC(2024, 1, 6)), pastDay, `after webhook ${i}`);
+  }
+  // A message older than the newest by more than a few minutes is still a change of history.
+  await t.store.messages.ingest('8', [op('late', now - 3_600_000)], 0);
+  assert.notEqual(await version(Date.UTC(2024, 1, 6)), pastDay);
+});
+
+test('answer versions (property): an answer read again under the same version is the same answer', async () => {
+  // The answer cache serves the bytes it kept while an answer's version is unchanged: whatever the
+  // writes (messages at any time and in any order, unsends, a contact's new name), equal versions
+  // must mean equal answers. Each run on a hub of its own; the answers are the store's own reads.
+  const T0 = Date.UTC(2026, 0, 10);
+  const MINUTE = 60_000;
+  const ends = [-8, -2, -1, 0, 1, 2, 8].map((days) => T0 + days * 86_400_000);
+  const write = fc.oneof(
+    {
+      weight: 6,
+      arbitrary: fc.record({
+        kind: fc.constant('message' as const),
+        minutes: fc.integer({ min: -6000, max: 6000 }),
+        who: fc.integer({ min: 0, max: 2 }),
+      }),
+    },
+    { weight: 1, arbitrary: fc.record({ kind: fc.constant('unsend' as const), which: fc.nat() }) },
+    {
+      weight: 1,
+      arbitrary: fc.record({ kind: fc.constant('rename' as const), who: fc.integer({ min: 0, max: 2 }) }),
+    },
+  );
+  let run = 0;
+  await fc.assert(
+    fc.asyncProperty(fc.array(write, { minLength: 1, maxLength: 25 }), async (writes) => {
+      const hubId = `90${run++}`;
+      await t.hubs.add(hubId, {});
+      const seen = new Map<string, string>();
+      const sourceIds: string[] = [];
+      const check = async () => {
+        const versions = await t.store.messages.versions(hubId);
+        for (const to of [...ends, undefined]) {
+          const rows = [];
+          for await (const batch of t.store.messages.stream({ hubId, toMsExclusive: to }))
+            rows.push(...batch);
+          const key = `${to}:${answerVersion(versions, to)}`;
+          const answer = JSON.stringify(rows);
+          const before = seen.get(key);
+          if (before !== undefined)
+            assert.equal(answer, before, `the answer up to ${to} changed under ${key}`);
+          seen.set(key, answer);
+        }
+      };
+      await check();
+      for (const [i, w] of writes.entries()) {
+        if (w.kind === 'message') {
+          const sourceId = `p:${hubId}:${i}`;
+          sourceIds.push(sourceId);
+          await t.store.messages.ingest(
+            hubId,
+            [
+              {
+                kind: 'message',
+                lineId: `U${w.who}`,
+                sender: null,
+                msg: `m${i}`,
+                contentType: 'text',
+                createdAt: T0 + w.minutes * MINUTE,
+                sourceId,
+                sourceKind: null,
+                sourceChatId: null,
+              },
+            ],
+            0,
+          );
+        } else if (w.kind === 'unsend') {
+          const sourceId = sourceIds[w.which % Math.max(1, sourceIds.length)];
+          if (sourceId) await t.store.messages.ingest(hubId, [{ kind: 'unsend', sourceId, at: 0 }], 0);
+        } else {
+          await t.store.contacts.upsert(hubId, `U${w.who}`, { name: `name ${i}` }, 0);
+        }
+        await check();
+      }
+    }),
+    { numRuns: 40 },
+  );
 });
 
 test('reads never see a write that has not committed', async () => {

@@ -33,7 +33,7 @@ export function assignedMessageId(sourceId: string, attempt = 0): string {
 
 /** An append a day past the floor starts a new epoch there (see schema.ts migration 6). */
 export const APPEND_EPOCH_MS = 24 * 60 * 60 * 1000;
-/** How far below the newest a new epoch's floor is set, for messages still on their way. */
+/** How far below the newest a new floor is set, for messages still on their way. */
 const APPEND_EPOCH_SLACK_MS = 5 * 60 * 1000;
 
 interface HeldHub {
@@ -109,23 +109,24 @@ export class FeedClock {
   /**
    * A message was stored. It leaves every range ending at or before the floor as it was when its
    * createdAt is at or after the floor (messages that arrive a little out of order, as concurrent
-   * webhooks do, included), or after the newest when there is no floor yet: an append. Anything
-   * older is a change of history. Once the newest is a day past the floor, a new epoch moves the
-   * floor up to a little before it (lower is always safe: it only keeps fewer ranges stable).
+   * webhooks do, included): an append. Anything older is a change of history. With no floor yet
+   * (a new hub, or just after a change of history), the floor is set a little below the newest
+   * message, this one included, so that the next webhooks, sent at once and stored in any order,
+   * are appends too. Once the newest is a day past the floor, a new epoch moves the
+   * floor up to a little before it. A floor lower than it could be is always safe: it only keeps
+   * fewer ranges stable.
    */
   stored(hubId: string, createdAt: number): void {
     const hub = this.hub(hubId);
     hub.touched = true;
-    const append =
-      hub.appendFloor !== null
-        ? createdAt >= hub.appendFloor
-        : hub.maxCreatedAt === null || createdAt >= hub.maxCreatedAt;
-    if (!append) {
+    const floor =
+      hub.appendFloor ?? Math.max(hub.maxCreatedAt ?? createdAt, createdAt) - APPEND_EPOCH_SLACK_MS;
+    if (createdAt < floor) {
       this.changedHistory(hubId);
       return;
     }
     hub.maxCreatedAt = hub.maxCreatedAt === null ? createdAt : Math.max(hub.maxCreatedAt, createdAt);
-    if (hub.appendFloor === null) hub.appendFloor = createdAt;
+    if (hub.appendFloor === null) hub.appendFloor = floor;
     else if (createdAt - hub.appendFloor > APPEND_EPOCH_MS) {
       hub.appendEpoch += 1;
       hub.appendFloor = createdAt - APPEND_EPOCH_SLACK_MS;
