@@ -69,6 +69,8 @@ export class WebhookWorker {
   private readonly loops = new Map<string, Promise<void>>();
   /** Endpoints to look at again once their running loop ends. */
   private readonly again = new Set<string>();
+  /** What wakes a running loop that waits for its attempts: a new delivery is leased at once. */
+  private readonly wakers = new Map<string, () => void>();
   private readonly timers = new Map<string, NodeJS.Timeout>();
   /**
    * Each endpoint's kept connections, across runs of its loop (at 200 changes a second a loop
@@ -126,6 +128,7 @@ export class WebhookWorker {
     if (this.stopped) return;
     if (this.loops.has(endpointId)) {
       this.again.add(endpointId);
+      this.wakers.get(endpointId)?.();
       return;
     }
     clearTimeout(this.timers.get(endpointId));
@@ -214,6 +217,8 @@ export class WebhookWorker {
     let inFlight = 0;
     let gone = false;
     let wake: (() => void) | undefined;
+    // A kick (a new delivery) ends the wait below as an attempt's end does.
+    this.wakers.set(endpointId, () => wake?.());
     const flush = async () => {
       if (settled.length > 0) await store.webhooks.settle(settled.splice(0), this.clock());
     };
@@ -239,8 +244,9 @@ export class WebhookWorker {
             });
           }
         }
-        // Until an attempt ends, or a moment passes: an outcome is stored within about that
-        // moment even while the other attempts go on (long before its lease ends).
+        // Until an attempt ends, a new delivery comes (kick), or a moment passes: an outcome is
+        // stored within about that moment even while the other attempts go on (long before its
+        // lease ends).
         if (inFlight > 0) {
           await new Promise<void>((resolve) => {
             wake = resolve;
@@ -252,6 +258,7 @@ export class WebhookWorker {
       }
       while (inFlight > 0) await new Promise<void>((resolve) => (wake = resolve));
     } finally {
+      this.wakers.delete(endpointId);
       await flush();
     }
     if (gone) {
