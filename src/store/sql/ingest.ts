@@ -186,7 +186,7 @@ interface Waiting extends IngestRequest {
  * How many groups may be on their way at once: one syncing to disk (SQLite's WAL sync, PostgreSQL's
  * commit) while the next is applied, and no more, so that what arrives meanwhile forms one group.
  */
-const GROUPS_IN_FLIGHT = Number(process.env.CHATLOG_GIF ?? 2);
+const GROUPS_IN_FLIGHT = 2;
 
 /**
  * The queue of live writes. Everything that arrives while the groups in flight commit (or before
