@@ -4,12 +4,15 @@
 FROM node:22-bookworm-slim AS build
 WORKDIR /app
 # Node 22 runs better-sqlite3 13, whose addon is prebuilt inside its npm package: no compiler, no
-# install script. The optional better-sqlite3 12 (compiled, for Node 20 only) is left out.
+# install script. Optional packages are installed for the build (esbuild's binary for this platform
+# is one) and pruned after it, with the dev ones: the optional better-sqlite3 12 (for Node 20 only,
+# never compiled here) does not reach the image.
 COPY package.json package-lock.json ./
-RUN npm ci --ignore-scripts --omit=optional --no-audit --no-fund
+RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
+COPY scripts ./scripts
 COPY src ./src
-RUN npm run build && npm prune --omit=dev
+RUN npm run build && npm prune --omit=dev --omit=optional
 
 FROM node:22-bookworm-slim
 ENV NODE_ENV=production \

@@ -78,7 +78,7 @@ export async function startServer(
   // The threads and prom-client load their code a moment later, so that they do not take the cores
   // from the first requests (answered on this thread meanwhile; a first write starts the writer at
   // once; what metrics count meanwhile is kept, and a scrape loads them at once).
-  setTimeout(() => {
+  const later = setTimeout(() => {
     answers.start?.();
     void metrics?.load();
   }, LATER_START_DELAY_MS).unref();
@@ -90,6 +90,7 @@ export async function startServer(
   const close = () => {
     closing ??= (async () => {
       clearInterval(flusher);
+      clearTimeout(later);
       let graceOver = false;
       const grace = new Promise<void>((resolve) =>
         setTimeout(() => {

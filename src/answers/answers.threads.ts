@@ -54,10 +54,13 @@ export class AnswerThreads implements AnswerSource {
   }
 
   /** Resolves once every thread is ready (tests that must see answers made on a thread). */
-  async whenReady(): Promise<void> {
-    this.start();
+  async whenReady(timeoutMs = 30_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
     while (!this.threads.every((thread) => thread?.ready)) {
       if (this.closed) throw new Error('the answer threads are closed');
+      if (Date.now() > deadline) throw new Error(`the answer threads were not ready within ${timeoutMs} ms`);
+      // Again each time: a thread that died while loading is started anew.
+      this.start();
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
   }

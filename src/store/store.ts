@@ -347,8 +347,8 @@ export type Change =
 
 /**
  * What an answer's version is made of. `all` moves with every write to the hub; `history` with every
- * change except a message appended after the newest; `appendFloor` is the oldest createdAt appended
- * since `history` or `appendEpoch` last moved (null: none). A range ending at or before
+ * change except an appended message (at or after the floor); `appendFloor` is at or below every
+ * createdAt appended since `history` or `appendEpoch` last moved (null: none). A range ending at or before
  * `appendFloor` has not changed while `history` and `appendEpoch` have not (answerVersion in
  * messages.usecases.ts).
  */

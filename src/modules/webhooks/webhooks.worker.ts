@@ -217,8 +217,11 @@ export class WebhookWorker {
     let inFlight = 0;
     let gone = false;
     let wake: (() => void) | undefined;
-    // A kick (a new delivery) ends the wait below as an attempt's end does.
-    this.wakers.set(endpointId, () => wake?.());
+    // A kick (a new delivery) ends the wait below as an attempt's end does, when there is room to
+    // lease it (else the attempts' ends make room first).
+    this.wakers.set(endpointId, () => {
+      if (IN_FLIGHT_PER_ENDPOINT - inFlight >= REFILL_AT) wake?.();
+    });
     const flush = async () => {
       if (settled.length > 0) await store.webhooks.settle(settled.splice(0), this.clock());
     };
@@ -249,8 +252,11 @@ export class WebhookWorker {
         // lease ends).
         if (inFlight > 0) {
           await new Promise<void>((resolve) => {
-            wake = resolve;
-            setTimeout(resolve, SETTLE_WITHIN_MS).unref();
+            const timer = setTimeout(resolve, SETTLE_WITHIN_MS).unref();
+            wake = () => {
+              clearTimeout(timer);
+              resolve();
+            };
           });
         }
         wake = undefined;

@@ -6,7 +6,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
-import type pg from 'pg';
+import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
 import type { ByteRange, ContentStore, StoredBlob } from './content-store.js';
 import {
@@ -37,6 +37,11 @@ export class PostgresContentStore implements ContentStore {
 
   /** Takes the pool (its search_path names the store's schema) and ends it on close. */
   constructor(private readonly pool: pg.Pool) {}
+
+  /** A pool for content, from the same pg as the store's (this module is loaded only when used). */
+  static pool(config: pg.PoolConfig): pg.Pool {
+    return new pg.Pool(config);
+  }
 
   async put(hubId: string, source: Readable, options: { maxBytes?: number } = {}): Promise<StoredBlob> {
     // The source may fail while the store gets ready to read it: its error is kept (the loop

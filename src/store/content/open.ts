@@ -3,7 +3,6 @@
  * CHATLOG_CONTENT_STORE=postgres (the default with DATABASE_URL), else files under the data
  * directory. pg is loaded only when it is used.
  */
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { Config } from '../../config.js';
 import type { ContentStore } from './content-store.js';
@@ -24,9 +23,7 @@ export async function openContentStore(
     return new FileContentStore(path.join(config.dataDir, 'content'));
   }
   const { PostgresContentStore } = await import('./content-store.postgres.js');
-  // required: a package loaded on demand is, so that it is the same bundled or not (scripts/bundle.ts).
-  const pg = createRequire(import.meta.url)('pg') as typeof import('pg');
-  const pool = new pg.Pool({
+  const pool = PostgresContentStore.pool({
     connectionString: config.databaseUrl,
     max: CONTENT_POOL_SIZE,
     connectionTimeoutMillis: 5_000,

@@ -41,7 +41,10 @@ interface HeldHub {
   seqAtLock: number;
   /** The newest createdAt of the hub's messages (null: none yet). */
   maxCreatedAt: number | null;
-  /** The oldest createdAt appended since the last history change or epoch (null: none). */
+  /**
+   * At or below every createdAt appended since the last history change or epoch: set a little
+   * below the newest message at the first such append (null: none yet).
+   */
   appendFloor: number | null;
   appendEpoch: number;
   /** A change other than appending a message happened (history_version moves). */
@@ -52,8 +55,8 @@ interface HeldHub {
 
 /**
  * The hubs one write transaction holds, the seqs it hands out, and what its changes do to the
- * answers' versions (schema.ts migration 6): a message at or after the newest appends; anything
- * else is a change of history.
+ * answers' versions (schema.ts migration 6): a message at or after the append floor appends;
+ * anything else is a change of history.
  */
 export class FeedClock {
   private readonly held = new Map<string, HeldHub>();
