@@ -3,8 +3,8 @@
  * accepting, let in-flight answers finish (up to the grace period), close the store, exit 0.
  */
 import cluster from 'node:cluster';
-import { createRequire } from 'node:module';
 import type { DestinationStream } from 'pino';
+import { RateLimiterClusterMaster } from 'rate-limiter-flexible';
 import { buildApp } from './app.js';
 import { appSettings, type Config, metricsEnabled } from './config.js';
 import { describeStartFailure } from './lib/errors.js';
@@ -120,9 +120,6 @@ export async function serve(config: Config, workers: number): Promise<void> {
   const embedded = !config.databaseUrl;
   if (workers > 1 && !embedded && cluster.isPrimary) {
     // Workers without Redis share their rate-limit counters through the primary.
-    const { RateLimiterClusterMaster } = createRequire(import.meta.url)(
-      'rate-limiter-flexible',
-    ) as typeof import('rate-limiter-flexible');
     new RateLimiterClusterMaster();
     for (let i = 0; i < workers; i++) cluster.fork();
     let stopping = false;
