@@ -29,7 +29,6 @@ import { LARGE_HUB } from './dataset.js';
 import {
   analyzeChangeLog,
   type DeliveryRound,
-  type Manifest,
   openStore,
   percentile,
   readManifest,
@@ -128,7 +127,7 @@ async function removeEndpoint(base: string, hubId: string, adminKey: string, id:
 const fmt = (value: number, digits = 1) =>
   Math.abs(value) >= 100 ? Math.round(value).toLocaleString('en-US') : value.toFixed(digits);
 
-async function run(kind: StoreKind, manifest: Manifest): Promise<string[]> {
+async function run(kind: StoreKind): Promise<string[]> {
   const hubs = await prepare(kind);
   const out: string[] = [];
   const say = (line: string) => {
@@ -141,7 +140,9 @@ async function run(kind: StoreKind, manifest: Manifest): Promise<string[]> {
   });
   try {
     if (parts.has(1)) {
-      // 1. Catch-up against the whole-hub export, alternating, on the same server.
+      // 1. Catch-up against the whole-hub export, alternating, on the same server. Parts 2 and 3
+      // make hubs of their own: they need no dataset.
+      const manifest = readManifest(kind);
       const largeCount = manifest.size.messages;
       const key = manifest.key;
       say(`\n### ${kind}: 1. feed catch-up from no cursor, ${largeCount.toLocaleString('en-US')} messages\n`);
@@ -339,7 +340,7 @@ const stores: StoreKind[] = store === 'both' ? ['sqlite', 'postgres'] : [store];
 const all: string[] = [];
 for (const kind of stores) {
   console.log(`\n== ${kind}`);
-  all.push(...(await run(kind, readManifest(kind))), '');
+  all.push(...(await run(kind)), '');
 }
 console.log(`\n== summary (${path.basename(process.argv[1] ?? 'feed.ts')}, ${new Date().toISOString()})\n`);
 console.log(all.join('\n'));

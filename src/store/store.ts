@@ -449,7 +449,6 @@ export interface ContentStatus {
 /** A delivery this node holds until `leasedUntil` (no other node attempts it meanwhile). */
 export interface LeasedDelivery {
   endpointId: string;
-  hubId: string;
   seq: number;
   attempts: number;
   leasedUntil: number;
@@ -609,8 +608,17 @@ export interface Store {
     dispatch(endpoint: WebhookEndpoint, now: number, max: number): Promise<number>;
     /** Sends again every change after `afterSeq` (replay): pending again, attempts from zero. */
     replay(endpoint: WebhookEndpoint, afterSeq: number, now: number): Promise<number>;
-    /** Takes up to `max` of the endpoint's due deliveries for this node until `leasedUntil`. */
-    lease(endpointId: string, now: number, leasedUntil: number, max: number): Promise<LeasedDelivery[]>;
+    /**
+     * Takes up to `max` of the endpoint's due deliveries for this node until `leasedUntil`, the
+     * soonest due first; with `dueSince`, only those that came due at or after it.
+     */
+    lease(
+      endpointId: string,
+      now: number,
+      leasedUntil: number,
+      max: number,
+      dueSince?: number,
+    ): Promise<LeasedDelivery[]>;
     /** Stores what attempts came to, many at once. */
     settle(results: readonly DeliverySettlement[], now: number): Promise<void>;
     /** The endpoints with a delivery due by `before` (a node's worker looks for work). */

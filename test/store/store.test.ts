@@ -331,3 +331,46 @@ test('reads never see a write that has not committed', async () => {
   assert.deepEqual(await t.store.contacts.get('6', 'Uslow'), { lineId: 'Uslow', vid: '', name: 'Slow' });
   assert.equal((await t.store.messages.versions('6')).history, versionDuring + 1);
 });
+
+test('webhook outbox: a lease takes each due delivery once, soonest first, and `dueSince` only the newly due', async () => {
+  await t.hubs.add('41', {});
+  const endpoint = await t.store.webhooks.add({
+    id: 'we_lease',
+    hubId: '41',
+    url: 'https://receiver.example/hooks',
+    events: null,
+    secretEncrypted: Buffer.from('not a real secret'),
+    createdAt: 1,
+  });
+  await storeMessages(
+    t.store,
+    '41',
+    Array.from({ length: 6 }, (_, i) => message({ createdAt: 1000 + i })),
+  );
+  // Three dispatched at 10,000 (a backlog by 20,000), three at 19,500 (new by then).
+  await t.store.webhooks.dispatch(endpoint, 10_000, 3);
+  await t.store.webhooks.dispatch(endpoint, 19_500, 3);
+  const seqs = (leased: Array<{ seq: number }>) => leased.map((delivery) => delivery.seq);
+
+  const fresh = await t.store.webhooks.lease(endpoint.id, 20_000, 30_000, 10, 19_000);
+  assert.equal(fresh.length, 3, 'only the three due since 19,000');
+  const backlog = await t.store.webhooks.lease(endpoint.id, 20_000, 30_000, 2);
+  assert.equal(backlog.length, 2);
+  assert.ok(Math.max(...seqs(backlog)) < Math.min(...seqs(fresh)), 'the backlog is the older changes');
+  assert.deepEqual(
+    seqs(backlog),
+    [...seqs(backlog)].sort((a, b) => a - b),
+    'soonest due first',
+  );
+  // Leased rows are not leased again until the lease ends; then they are.
+  const rest = await t.store.webhooks.lease(endpoint.id, 20_000, 30_000, 10);
+  assert.equal(rest.length, 1);
+  assert.equal(new Set([...seqs(fresh), ...seqs(backlog), ...seqs(rest)]).size, 6);
+  assert.equal((await t.store.webhooks.lease(endpoint.id, 29_999, 40_000, 10)).length, 0);
+  const again = await Promise.all([
+    t.store.webhooks.lease(endpoint.id, 30_000, 40_000, 4),
+    t.store.webhooks.lease(endpoint.id, 30_000, 40_000, 4),
+  ]);
+  assert.equal(again.flat().length, 6, 'two leases at once take every row once');
+  assert.equal(new Set(again.flat().map((delivery) => delivery.seq)).size, 6);
+});

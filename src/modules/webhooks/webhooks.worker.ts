@@ -33,10 +33,13 @@ import type { Resolve, UrlPolicy } from './webhooks.url.js';
 const IN_FLIGHT_PER_ENDPOINT = 64;
 /** Free slots that make the loop lease again (and store the outcomes so far) before all are free. */
 const REFILL_AT = 32;
-/** Attempts kept going while the process is busy with clients, and the pause before each lease. */
+/**
+ * While the process is busy with clients: deliveries that came due within FRESH_MS go at once, and
+ * a backlog IN_FLIGHT_WHEN_BUSY at a time every BUSY_PAUSE_MS.
+ */
+const FRESH_MS = 1_000;
 const IN_FLIGHT_WHEN_BUSY = 2;
 const BUSY_PAUSE_MS = 50;
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
 /** An attempt's outcome is stored this soon after it ends, at most (with the outcomes of others). */
 const SETTLE_WITHIN_MS = 250;
 /** Changes turned into deliveries per dispatch transaction. */
@@ -217,25 +220,53 @@ export class WebhookWorker {
     let inFlight = 0;
     let gone = false;
     let wake: (() => void) | undefined;
+    /** A kick came since the last lease began: its delivery may not have been leased. */
+    let kicked = false;
+    let backlogLeasedAt = 0;
     // A kick (a new delivery) ends the wait below as an attempt's end does, when there is room to
     // lease it (else the attempts' ends make room first).
     this.wakers.set(endpointId, () => {
+      kicked = true;
       if (IN_FLIGHT_PER_ENDPOINT - inFlight >= REFILL_AT) wake?.();
     });
     const flush = async () => {
       if (settled.length > 0) await store.webhooks.settle(settled.splice(0), this.clock());
     };
+    /** Until an attempt ends, a kick comes, or `ms` pass. */
+    const wait = (ms: number) =>
+      new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, ms).unref();
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      }).finally(() => {
+        wake = undefined;
+      });
     try {
       while (!this.stopped && !gone) {
-        const busy = this.options.busy?.() ?? false;
-        const free = (busy ? IN_FLIGHT_WHEN_BUSY : IN_FLIGHT_PER_ENDPOINT) - inFlight;
-        let leased: LeasedDelivery[] = [];
-        if (inFlight === 0 || free >= (busy ? 1 : REFILL_AT)) {
-          if (busy) await sleep(BUSY_PAUSE_MS);
-          await flush();
+        const free = IN_FLIGHT_PER_ENDPOINT - inFlight;
+        if (inFlight === 0 || free >= REFILL_AT) {
+          kicked = false;
           const now = this.clock();
-          leased = await store.webhooks.lease(endpointId, now, now + leaseMs, free);
-          if (leased.length === 0 && inFlight === 0) break;
+          // While the process is busy with clients, new deliveries still go as they come, but a
+          // backlog (deliveries due for over FRESH_MS: a catch-up, a replay) goes only a few at a
+          // time every BUSY_PAUSE_MS, so that webhook ingest and reads keep the process.
+          const busy = this.options.busy?.() ?? false;
+          const backlogTurn = busy && now - backlogLeasedAt >= BUSY_PAUSE_MS;
+          if (backlogTurn) backlogLeasedAt = now;
+          const [, leased, backlog] = await Promise.all([
+            flush(),
+            store.webhooks.lease(endpointId, now, now + leaseMs, free, busy ? now - FRESH_MS : 0),
+            backlogTurn ? store.webhooks.lease(endpointId, now, now + leaseMs, IN_FLIGHT_WHEN_BUSY) : [],
+          ]);
+          leased.push(...backlog);
+          if (leased.length === 0 && inFlight === 0) {
+            if (!busy || backlogTurn) break;
+            // Nothing new: the backlog's next turn (or the end, if it has none).
+            await wait(BUSY_PAUSE_MS - (now - backlogLeasedAt));
+            continue;
+          }
           const changes = await this.changesOf(endpoint.hubId, leased);
           for (const delivery of leased) {
             inFlight += 1;
@@ -250,16 +281,9 @@ export class WebhookWorker {
         // Until an attempt ends, a new delivery comes (kick), or a moment passes: an outcome is
         // stored within about that moment even while the other attempts go on (long before its
         // lease ends).
-        if (inFlight > 0) {
-          await new Promise<void>((resolve) => {
-            const timer = setTimeout(resolve, SETTLE_WITHIN_MS).unref();
-            wake = () => {
-              clearTimeout(timer);
-              resolve();
-            };
-          });
+        if (inFlight > 0 && !(kicked && IN_FLIGHT_PER_ENDPOINT - inFlight >= REFILL_AT)) {
+          await wait(SETTLE_WITHIN_MS);
         }
-        wake = undefined;
         if (inFlight > 0 && IN_FLIGHT_PER_ENDPOINT - inFlight < REFILL_AT) await flush();
       }
       while (inFlight > 0) await new Promise<void>((resolve) => (wake = resolve));

@@ -262,8 +262,10 @@ export abstract class SqlStore implements Store {
     disable: (id, reason, now) => this.write((tx) => disableEndpoint(tx, id, reason, now)),
     dispatch: (endpoint, now, max) => this.write((tx) => dispatchEndpoint(tx, endpoint, now, max)),
     replay: (endpoint, afterSeq, now) => this.write((tx) => replayEndpoint(tx, endpoint, afterSeq, now)),
-    lease: (endpointId, now, leasedUntil, max) =>
-      this.write((tx) => leaseDeliveries(tx, this.skipLocked, endpointId, now, leasedUntil, max)),
+    lease: (endpointId, now, leasedUntil, max, dueSince = 0) =>
+      this.write((tx) =>
+        leaseDeliveries(tx, this.skipLocked, endpointId, { now, dueSince, leasedUntil, max }),
+      ),
     settle: async (results, now) => {
       if (results.length > 0) await this.write((tx) => settleDeliveries(tx, results, now));
     },

@@ -166,14 +166,15 @@ export async function dispatchEndpoint(
   now: number,
   max: number,
 ): Promise<number> {
-  const mark = await tx.get<{ dispatched_through: number }>(
-    'SELECT dispatched_through FROM webhook_endpoints WHERE id = ? AND removed_at IS NULL AND disabled_at IS NULL',
+  // The end first: when nothing visible follows the mark, the mark may move to it.
+  const mark = await tx.get<{ dispatched_through: number; last_seq: number }>(
+    `SELECT e.dispatched_through, h.last_seq FROM webhook_endpoints AS e JOIN hubs AS h ON h.id = e.hub_id
+     WHERE e.id = ? AND e.removed_at IS NULL AND e.disabled_at IS NULL`,
     [endpoint.id],
   );
   if (!mark) return 0;
   const from = mark.dispatched_through;
-  // The end first: when nothing visible follows the mark, the mark may move to it.
-  const end = (await feedPosition(tx, endpoint.hubId))?.lastSeq ?? from;
+  const end = mark.last_seq;
   if (end <= from) return 0;
   const changes = await changeTypesAfter(tx, endpoint.hubId, from, max);
   await insertDeliveries(
@@ -216,38 +217,30 @@ export async function replayEndpoint(
   return count;
 }
 
+/**
+ * Leases up to `max` due deliveries of an endpoint in one statement, the soonest due first (those
+ * that came due at or after `dueSince`). On
+ * PostgreSQL the rows are chosen with FOR UPDATE SKIP LOCKED, so two nodes leasing at once take
+ * different rows; SQLite has one writer.
+ */
 export async function leaseDeliveries(
   tx: Transaction,
   skipLocked: string,
   endpointId: string,
-  now: number,
-  leasedUntil: number,
-  max: number,
+  { now, dueSince, leasedUntil, max }: { now: number; dueSince: number; leasedUntil: number; max: number },
 ): Promise<LeasedDelivery[]> {
-  const rows = await tx.all<{ seq: number; attempts: number }>(
-    `SELECT seq, attempts FROM webhook_deliveries
-     WHERE endpoint_id = ? AND state = 'pending' AND next_attempt_at <= ? AND leased_until <= ?
-     ORDER BY next_attempt_at, seq LIMIT ?${skipLocked}`,
-    [endpointId, now, now, max],
+  const rows = await tx.all<{ seq: number; attempts: number; next_attempt_at: number }>(
+    `UPDATE webhook_deliveries SET leased_until = ?
+     WHERE endpoint_id = ? AND seq IN (
+       SELECT seq FROM webhook_deliveries
+       WHERE endpoint_id = ? AND state = 'pending' AND next_attempt_at BETWEEN ? AND ? AND leased_until <= ?
+       ORDER BY next_attempt_at, seq LIMIT ?${skipLocked})
+     RETURNING seq, attempts, next_attempt_at`,
+    [leasedUntil, endpointId, endpointId, dueSince, now, now, max],
   );
-  if (rows.length === 0) return [];
-  const hub = await tx.get<{ hub_id: string }>('SELECT hub_id FROM webhook_endpoints WHERE id = ?', [
-    endpointId,
-  ]);
-  for (const row of rows) {
-    await tx.run('UPDATE webhook_deliveries SET leased_until = ? WHERE endpoint_id = ? AND seq = ?', [
-      leasedUntil,
-      endpointId,
-      row.seq,
-    ]);
-  }
-  return rows.map((row) => ({
-    endpointId,
-    hubId: hub?.hub_id ?? '',
-    seq: row.seq,
-    attempts: row.attempts,
-    leasedUntil,
-  }));
+  // RETURNING's order is the engine's: the soonest due first, as chosen.
+  rows.sort((a, b) => a.next_attempt_at - b.next_attempt_at || a.seq - b.seq);
+  return rows.map((row) => ({ endpointId, seq: row.seq, attempts: row.attempts, leasedUntil }));
 }
 
 export async function settleDeliveries(
