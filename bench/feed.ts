@@ -134,7 +134,7 @@ async function run(kind: StoreKind): Promise<string[]> {
     console.log(line);
     out.push(line);
   };
-  const { base, pid } = await startChatlog({
+  const { base, pid, output } = await startChatlog({
     ...serverEnv(kind, SECRET),
     CHATLOG_WEBHOOK_ALLOW_PRIVATE: 'true',
   });
@@ -290,7 +290,10 @@ async function run(kind: StoreKind): Promise<string[]> {
         await waitUntil(
           async () => (await receiverStats(receiver.base)).verified >= deliveries,
           60_000 + deliveries * 10,
-        );
+        ).catch((error: unknown) => {
+          console.error(`the server said:\n${output.join('\n')}`);
+          throw error;
+        });
         const stats = await receiverStats(receiver.base);
         return {
           ingestSeconds: (ingest.endedAt - ingest.startedAt) / 1000,

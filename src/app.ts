@@ -126,11 +126,13 @@ export interface App {
 }
 
 /**
- * Above this many requests a second with the event loop this used, webhook deliveries go slowly,
- * leaving the process to clients.
+ * Above this many requests a second with the event loop this used, a backlog of webhook deliveries
+ * goes slowly, leaving the process to clients (new deliveries still go at once: webhooks.worker.ts).
+ * At 0.95 a backlog's deliveries halved webhook ingest (Q5) on SQLite; at 0.5 it was 0.92 of Q5
+ * alone (`bench/feed.ts --parts 3`).
  */
 const BUSY_REQUESTS_PER_SECOND = 200;
-const BUSY_LOOP_UTILIZATION = 0.95;
+const BUSY_LOOP_UTILIZATION = 0.5;
 
 export function buildApp(deps: AppDeps): App {
   const clock = deps.clock ?? Date.now;

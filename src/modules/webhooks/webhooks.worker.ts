@@ -219,35 +219,40 @@ export class WebhookWorker {
     const settled: DeliverySettlement[] = [];
     let inFlight = 0;
     let gone = false;
-    let wake: (() => void) | undefined;
-    /** A kick came since the last lease began: its delivery may not have been leased. */
-    let kicked = false;
+    // What the loop waits for: an attempt's end, or a kick (a new delivery) when there is room to
+    // lease it (else the attempts' ends make room first). One that comes while the loop is busy
+    // elsewhere (storing, leasing) is kept for its next wait: never lost.
+    let signalled = false;
     let backlogLeasedAt = 0;
-    // A kick (a new delivery) ends the wait below as an attempt's end does, when there is room to
-    // lease it (else the attempts' ends make room first).
+    let wake: (() => void) | undefined;
+    const signal = () => {
+      signalled = true;
+      wake?.();
+    };
     this.wakers.set(endpointId, () => {
-      kicked = true;
-      if (IN_FLIGHT_PER_ENDPOINT - inFlight >= REFILL_AT) wake?.();
+      if (IN_FLIGHT_PER_ENDPOINT - inFlight >= REFILL_AT) signal();
     });
+    /** Until an attempt ends, a kick comes, or `ms` pass (at once if one came since the last wait). */
+    const wait = async (ms: number) => {
+      if (!signalled) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, ms).unref();
+          wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        wake = undefined;
+      }
+      signalled = false;
+    };
     const flush = async () => {
       if (settled.length > 0) await store.webhooks.settle(settled.splice(0), this.clock());
     };
-    /** Until an attempt ends, a kick comes, or `ms` pass. */
-    const wait = (ms: number) =>
-      new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, ms).unref();
-        wake = () => {
-          clearTimeout(timer);
-          resolve();
-        };
-      }).finally(() => {
-        wake = undefined;
-      });
     try {
       while (!this.stopped && !gone) {
         const free = IN_FLIGHT_PER_ENDPOINT - inFlight;
         if (inFlight === 0 || free >= REFILL_AT) {
-          kicked = false;
           const now = this.clock();
           // While the process is busy with clients, new deliveries still go as they come, but a
           // backlog (deliveries due for over FRESH_MS: a catch-up, a replay) goes only a few at a
@@ -274,19 +279,17 @@ export class WebhookWorker {
               inFlight -= 1;
               if (result.lastStatus === 410 && result.state === 'failed') gone = true;
               settled.push(result);
-              wake?.();
+              signal();
             });
           }
         }
         // Until an attempt ends, a new delivery comes (kick), or a moment passes: an outcome is
         // stored within about that moment even while the other attempts go on (long before its
         // lease ends).
-        if (inFlight > 0 && !(kicked && IN_FLIGHT_PER_ENDPOINT - inFlight >= REFILL_AT)) {
-          await wait(SETTLE_WITHIN_MS);
-        }
+        if (inFlight > 0) await wait(SETTLE_WITHIN_MS);
         if (inFlight > 0 && IN_FLIGHT_PER_ENDPOINT - inFlight < REFILL_AT) await flush();
       }
-      while (inFlight > 0) await new Promise<void>((resolve) => (wake = resolve));
+      while (inFlight > 0) await wait(SETTLE_WITHIN_MS);
     } finally {
       this.wakers.delete(endpointId);
       await flush();
