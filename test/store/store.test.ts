@@ -373,4 +373,9 @@ test('webhook outbox: a lease takes each due delivery once, soonest first, and `
   ]);
   assert.equal(again.flat().length, 6, 'two leases at once take every row once');
   assert.equal(new Set(again.flat().map((delivery) => delivery.seq)).size, 6);
+  // The sweep finds the endpoint once a delivery is due, and never once it is removed.
+  assert.deepEqual(await t.store.webhooks.due(9_999), []);
+  assert.deepEqual(await t.store.webhooks.due(10_000), [endpoint.id]);
+  await t.store.webhooks.remove('41', endpoint.id, 40_000);
+  assert.deepEqual(await t.store.webhooks.due(40_000), []);
 });

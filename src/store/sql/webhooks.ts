@@ -293,13 +293,16 @@ export async function settleDeliveries(
 }
 
 export async function endpointsWithDueDeliveries(sql: Sql, before: number): Promise<string[]> {
-  const rows = await sql.all<{ endpoint_id: string }>(
-    `SELECT DISTINCT d.endpoint_id FROM webhook_deliveries AS d
-     JOIN webhook_endpoints AS e ON e.id = d.endpoint_id
-     WHERE d.state = 'pending' AND d.next_attempt_at <= ? AND e.removed_at IS NULL AND e.disabled_at IS NULL`,
+  // One index probe per live endpoint: never a read of every due delivery (a removed endpoint's
+  // backlog stays pending, and this runs every few seconds on every node).
+  const rows = await sql.all<{ id: string }>(
+    `SELECT e.id FROM webhook_endpoints AS e
+     WHERE e.removed_at IS NULL AND e.disabled_at IS NULL AND EXISTS (
+       SELECT 1 FROM webhook_deliveries AS d
+       WHERE d.endpoint_id = e.id AND d.state = 'pending' AND d.next_attempt_at <= ?)`,
     [before],
   );
-  return rows.map((row) => row.endpoint_id);
+  return rows.map((row) => row.id);
 }
 
 export async function nextDueAt(sql: Sql, endpointId: string): Promise<number | undefined> {
