@@ -61,10 +61,12 @@ export interface WebhookWorkerOptions {
   resolve?: Resolve;
   sweepMs?: number;
   /**
-   * True while the process serves many requests: deliveries then keep few attempts going, so
-   * webhook ingest and reads keep the process (deliveries catch up when it is quieter).
+   * True while the process serves many requests: a backlog of deliveries then keeps few attempts
+   * going, so webhook ingest and reads keep the process (it catches up when it is quieter).
    */
   busy?: () => boolean;
+  /** Deliveries due for less than this long are new, not a backlog (FRESH_MS). */
+  freshMs?: number;
 }
 
 export class WebhookWorker {
@@ -246,9 +248,21 @@ export class WebhookWorker {
       }
       signalled = false;
     };
+    /** Stores the outcomes so far; never throws (what it could not store is kept for the next). */
     const flush = async () => {
-      if (settled.length > 0) await store.webhooks.settle(settled.splice(0), this.clock());
+      if (settled.length === 0) return;
+      const batch = settled.splice(0);
+      try {
+        await store.webhooks.settle(batch, this.clock());
+      } catch (error) {
+        settled.unshift(...batch);
+        this.options.log.warn(
+          { err: error, webhook: endpointId },
+          'webhook delivery outcomes not stored yet',
+        );
+      }
     };
+    const freshMs = this.options.freshMs ?? FRESH_MS;
     try {
       while (!this.stopped && !gone) {
         const free = IN_FLIGHT_PER_ENDPOINT - inFlight;
@@ -260,13 +274,17 @@ export class WebhookWorker {
           const busy = this.options.busy?.() ?? false;
           const backlogTurn = busy && now - backlogLeasedAt >= BUSY_PAUSE_MS;
           if (backlogTurn) backlogLeasedAt = now;
-          const [, leased, backlog] = await Promise.all([
+          const backlogMax = backlogTurn ? IN_FLIGHT_WHEN_BUSY : 0;
+          const [, ...leases] = await Promise.allSettled([
             flush(),
-            store.webhooks.lease(endpointId, now, now + leaseMs, free, busy ? now - FRESH_MS : 0),
-            backlogTurn ? store.webhooks.lease(endpointId, now, now + leaseMs, IN_FLIGHT_WHEN_BUSY) : [],
+            store.webhooks.lease(endpointId, now, now + leaseMs, free - backlogMax, busy ? now - freshMs : 0),
+            backlogMax > 0 ? store.webhooks.lease(endpointId, now, now + leaseMs, backlogMax) : [],
           ]);
-          leased.push(...backlog);
+          // What one lease took is attempted even if the other failed (then the loop ends, below).
+          const leased = leases.flatMap((lease) => (lease.status === 'fulfilled' ? lease.value : []));
+          const failed = leases.find((lease) => lease.status === 'rejected');
           if (leased.length === 0 && inFlight === 0) {
+            if (failed) throw failed.reason;
             if (!busy || backlogTurn) break;
             // Nothing new: the backlog's next turn (or the end, if it has none).
             await wait(BUSY_PAUSE_MS - (now - backlogLeasedAt));
@@ -282,6 +300,7 @@ export class WebhookWorker {
               signal();
             });
           }
+          if (failed) throw failed.reason;
         }
         // Until an attempt ends, a new delivery comes (kick), or a moment passes: an outcome is
         // stored within about that moment even while the other attempts go on (long before its
@@ -289,8 +308,10 @@ export class WebhookWorker {
         if (inFlight > 0) await wait(SETTLE_WITHIN_MS);
         if (inFlight > 0 && IN_FLIGHT_PER_ENDPOINT - inFlight < REFILL_AT) await flush();
       }
-      while (inFlight > 0) await wait(SETTLE_WITHIN_MS);
     } finally {
+      // Even when the loop failed: the attempts under way end (within the timeout) and their
+      // outcomes are stored.
+      while (inFlight > 0) await wait(SETTLE_WITHIN_MS);
       this.wakers.delete(endpointId);
       await flush();
     }
@@ -304,20 +325,27 @@ export class WebhookWorker {
   }
 
   private sleepUntilDue(endpointId: string): void {
-    void this.options.store.webhooks.nextDue(endpointId).then((next) => {
-      if (next === undefined || this.stopped) return;
-      // Later than the sweep: the sweep finds it.
-      const delay = Math.max(0, next - this.clock());
-      if (delay > (this.options.sweepMs ?? SWEEP_MS)) return;
-      clearTimeout(this.timers.get(endpointId));
-      this.timers.set(
-        endpointId,
-        setTimeout(() => {
-          this.timers.delete(endpointId);
-          this.kick(endpointId);
-        }, delay).unref(),
-      );
-    });
+    void this.options.store.webhooks
+      .nextDue(endpointId)
+      .catch((error: unknown) => {
+        // The sweep looks again in a few seconds.
+        this.options.log.warn({ err: error, webhook: endpointId }, 'webhook next attempt not found');
+        return undefined;
+      })
+      .then((next) => {
+        if (next === undefined || this.stopped) return;
+        // Later than the sweep: the sweep finds it.
+        const delay = Math.max(0, next - this.clock());
+        if (delay > (this.options.sweepMs ?? SWEEP_MS)) return;
+        clearTimeout(this.timers.get(endpointId));
+        this.timers.set(
+          endpointId,
+          setTimeout(() => {
+            this.timers.delete(endpointId);
+            this.kick(endpointId);
+          }, delay).unref(),
+        );
+      });
   }
 
   private async changesOf(hubId: string, leased: readonly LeasedDelivery[]): Promise<Map<number, Change>> {
