@@ -11,17 +11,23 @@ import { type FeedClock, logChange } from './changes.js';
 import { releaseContent } from './content.js';
 import type { Sql, Transaction } from './executor.js';
 
+/**
+ * The due hubs are read without locking them: a hub's row is locked by every write of its messages
+ * (FeedClock), so FOR UPDATE SKIP LOCKED passed over a hub that received webhooks at that moment,
+ * and a large purge of a busy hub stopped after its first run. Each is taken by an UPDATE that
+ * checks the lease again on the row (PostgreSQL waits for the write, then re-reads the row): of two
+ * nodes, one takes it.
+ */
 export async function leaseRetention(
   tx: Transaction,
   now: number,
   leasedUntil: number,
   max: number,
-  skipLocked: string,
 ): Promise<RetentionRun[]> {
   const due = await tx.all<{ id: string; time_zone: string; retention_days: number }>(
     `SELECT id, time_zone, retention_days FROM hubs
      WHERE retention_days > 0 AND retention_due_at <= ? AND retention_leased_until <= ?
-     ORDER BY retention_due_at, id LIMIT ?${skipLocked}`,
+     ORDER BY retention_due_at, id LIMIT ?`,
     [now, now, max],
   );
   const runs: RetentionRun[] = [];

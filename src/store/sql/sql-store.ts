@@ -303,8 +303,7 @@ export abstract class SqlStore implements Store {
   };
 
   retention: Store['retention'] = {
-    lease: (now, leasedUntil, max) =>
-      this.write((tx) => leaseRetention(tx, now, leasedUntil, max, this.skipLocked)),
+    lease: (now, leasedUntil, max) => this.write((tx) => leaseRetention(tx, now, leasedUntil, max)),
     purgeBatch: (hubId, before, limit, now, announce) =>
       this.writeChanges([hubId], (tx, clock) => purgeBatch(tx, clock, hubId, before, limit, now, announce)),
     preview: (hubId, before) => previewRetention(this.reads, hubId, before),
