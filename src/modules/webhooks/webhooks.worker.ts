@@ -6,10 +6,12 @@
  *   node's on PostgreSQL) and on a sweep every few seconds (changes another process committed to a
  *   SQLite file, notifications lost while a connection was down).
  * - Each endpoint with due deliveries has a loop of its own, with connections kept while it runs:
- *   lease a batch, send it (several at once),
- *   store the outcomes in one write, again until nothing is due; then sleep until the next retry
- *   is due or new work comes. A slow or failing endpoint holds only its own loop: never another
- *   endpoint's deliveries, and never the write path (webhooks and ingest do not wait for it).
+ *   lease a batch, send it (up to 64 at once), store the outcomes of those that ended while leasing
+ *   the next, again until nothing is due; then sleep until the next retry is due or new work comes.
+ *   A slow or failing endpoint holds only its own loop: never another endpoint's deliveries, and
+ *   never the write path (webhooks and ingest do not wait for it).
+ * - While the process is busy with clients, a backlog (deliveries due for over a second) goes a
+ *   couple at a time; new deliveries still go at once.
  * - A change deleted before its delivery (an unsend, an erasure) is not sent: its delivery is
  *   `skipped`. A retry of one change never holds back the next: each has its own schedule.
  */
