@@ -50,8 +50,19 @@ test(`${BACKLOG.toLocaleString('en-US')} old messages purged while webhooks arri
     // Runs of 2 s (a minute in production): the backlog takes several, each handing over to the next.
     runMs: 2_000,
   });
+  // The server's own retention worker (one a minute) may take a run between two of this one's:
+  // as another node would. Runs go on, whoever holds the lease, until no old message is left.
+  const oldLeft = async () => (await server.store.retention.preview(HUB, Date.now() - 100 * DAY)).messages;
+  const deadline = Date.now() + 60 * 60_000;
   let purging = true;
-  const purge = worker.runDue().finally(() => {
+  const purge = (async () => {
+    const outcomes = await worker.runDue();
+    while ((await oldLeft()) > 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      outcomes.push(...(await worker.runDue()));
+    }
+    return outcomes;
+  })().finally(() => {
     purging = false;
   });
   let sent = 0;
@@ -71,9 +82,9 @@ test(`${BACKLOG.toLocaleString('en-US')} old messages purged while webhooks arri
   await Promise.all([purge, sender(1), sender(2), sender(3), sender(4)]);
   const outcomes = await purge;
   assert.equal(
-    outcomes.reduce((sum, o) => sum + o.removed, 0),
-    BACKLOG,
-    `every old message removed; the runs said:\n${logs.text
+    await oldLeft(),
+    0,
+    `no old message left; the runs said:\n${logs.text
       .split('\n')
       .filter((line) => line.includes('retention'))
       .join('\n')}`,
@@ -83,6 +94,6 @@ test(`${BACKLOG.toLocaleString('en-US')} old messages purged while webhooks arri
   assert.match(logs.text, /"msg":"retention run"/);
   slowest.sort((a, b) => b - a);
   process.stderr.write(
-    `retention scale: ${BACKLOG} purged in ${outcomes.length} run(s) while ${sent} webhooks came; slowest webhook ${slowest[0]?.toFixed(0)} ms\n`,
+    `retention scale: ${BACKLOG} purged (${outcomes.length} run(s) by this worker, others by the server's own) while ${sent} webhooks came; slowest webhook ${slowest[0]?.toFixed(0)} ms\n`,
   );
 });
