@@ -81,6 +81,10 @@ export async function startServer(
   const later = setTimeout(() => {
     answers.start?.();
     void metrics?.load();
+    // A rewrite of the search index after deletions that a crash or a stop cut short goes on.
+    store.search
+      .resumeCompaction()
+      .catch((error: unknown) => logger.warn({ err: error }, 'could not look at the search index'));
   }, LATER_START_DELAY_MS).unref();
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;

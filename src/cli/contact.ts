@@ -31,8 +31,9 @@ export function registerContactCommands(program: Command, globals: () => GlobalO
           throw new UserError(`hub ${hubId} has no contact ${lineId} (nothing erased)`);
         }
         process.stderr.write(
-          `chatlog: contact ${lineId} of hub ${hubId} erased with ${erased} ${erased === 1 ? 'message' : 'messages'}\n`,
+          `chatlog: contact ${lineId} of hub ${hubId} erased with ${erased} ${erased === 1 ? 'message' : 'messages'}; removing them from the search index's files…\n`,
         );
+        await runtime.store.search.compacted();
         process.stdout.write(`${JSON.stringify({ erased: { messages: erased } })}\n`);
       });
     });

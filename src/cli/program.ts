@@ -226,6 +226,10 @@ export function buildProgram(): Command {
         });
         await store.retention.finish(hubId, Date.now() + 60 * 60_000, removed > 0);
         process.stderr.write(`chatlog: hub ${hubId}: ${removed.toLocaleString('en-US')} messages removed\n`);
+        if (removed > 0) {
+          process.stderr.write("chatlog: removing them from the search index's files…\n");
+          await store.search.compacted();
+        }
         process.stdout.write(`${JSON.stringify({ hubId, before: formatTimestamp(before), removed })}\n`);
       });
     });

@@ -533,6 +533,18 @@ export interface Store {
   /** Search (CONTRACT §12): newest first, every result confirmed with the exact rule. */
   search: {
     page(query: SearchQuery): Promise<{ hits: SearchHit[]; hasMore: boolean }>;
+    /**
+     * Resolves once the index holds no entry of a message deleted before an erasure or a retention
+     * run that came before the call: SQLite rewrites its index in the background after those
+     * (`chatlog contact erase` waits for it); PostgreSQL's entries go with their rows (and VACUUM).
+     * Rejects when the rewrite failed.
+     */
+    compacted(): Promise<void>;
+    /**
+     * Starts that rewrite in the background if the index holds entries of deleted messages (a
+     * server's start: a rewrite cut short by a crash, unsent messages).
+     */
+    resumeCompaction(): Promise<void>;
   };
 
   /** The account screen's conversations (CONTRACT §14): pages by keyset, never by offset. */
@@ -655,8 +667,9 @@ export interface Store {
     /** What removing the messages created before `before` would remove. */
     preview(hubId: string, before: number): Promise<RetentionPreview>;
     /**
-     * Ends the hub's run: its lease released, its next run due at `dueAt`. After a run that
-     * removed messages, the files hold none of them where the engine allows (as after an erasure).
+     * Ends the hub's run: its lease released, its next run due at `dueAt`. With `removedAny` (the
+     * run, or the runs before it, removed messages), the files hold none of them where the engine
+     * allows (as after an erasure; SQLite's search index when enough of it was deleted).
      */
     finish(hubId: string, dueAt: number, removedAny: boolean): Promise<void>;
   };

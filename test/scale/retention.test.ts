@@ -61,6 +61,8 @@ test(`${BACKLOG.toLocaleString('en-US')} old messages purged while webhooks arri
       await new Promise((resolve) => setTimeout(resolve, 500));
       outcomes.push(...(await worker.runDue()));
     }
+    // The search index rewritten without them (SQLite, in the background), webhooks still coming.
+    await server.store.search.compacted();
     return outcomes;
   })().finally(() => {
     purging = false;
@@ -93,7 +95,8 @@ test(`${BACKLOG.toLocaleString('en-US')} old messages purged while webhooks arri
   assert.equal(kept.messages, sent, 'every webhook message kept, nothing else');
   assert.match(logs.text, /"msg":"retention run"/);
   slowest.sort((a, b) => b - a);
+  const p99 = slowest[Math.floor(slowest.length / 100)] ?? 0;
   process.stderr.write(
-    `retention scale: ${BACKLOG} purged (${outcomes.length} run(s) by this worker, others by the server's own) while ${sent} webhooks came; slowest webhook ${slowest[0]?.toFixed(0)} ms\n`,
+    `retention scale: ${BACKLOG} purged (${outcomes.length} run(s) by this worker, others by the server's own) while ${sent} webhooks came; webhook replies p99 ${p99.toFixed(0)} ms, slowest ${slowest[0]?.toFixed(0)} ms\n`,
   );
 });

@@ -1,5 +1,5 @@
-/** What only the SQLite store promises: its query plan and its integrity check. */
-// sqlite-only: SQLite's own query plan and integrity check; PostgreSQL has neither to test.
+/** What only the SQLite store promises: its query plan, its integrity check, its FTS5 index's upkeep. */
+// sqlite-only: SQLite's own query plan, integrity check and FTS5 segments; PostgreSQL has none of them to test.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { SqliteStore } from '../../src/store/sqlite/sqlite.store.js';
@@ -97,5 +97,108 @@ test('a writer thread that dies fails the writes in flight as "unavailable" (503
     assert.equal(own.integrityCheck(), 'ok');
   } finally {
     await own.close();
+  }
+});
+
+/** The index's rows that only mark deleted messages (FTS5 tombstone pages), read from the file. */
+async function searchIndexFile(file: string): Promise<{ tombstonePages: number; deletemerge: unknown }> {
+  const { openDatabase } = await import('../../src/store/sqlite/sqlite.driver.js');
+  const db = openDatabase(file, { readonly: true });
+  try {
+    const pages = db
+      .prepare('SELECT COUNT(*) AS n FROM message_search_data WHERE id >= 9007199254740992')
+      .get() as { n: number };
+    const setting = db.prepare("SELECT v FROM message_search_config WHERE k = 'deletemerge'").get() as
+      | { v: unknown }
+      | undefined;
+    return { tombstonePages: pages.n, deletemerge: setting?.v };
+  } finally {
+    db.close();
+  }
+}
+
+async function storeWithTwoContacts(perImport = 500): Promise<SqliteStore> {
+  const { createSecretBox } = await import('../../src/lib/secrets.js');
+  const { HubService } = await import('../../src/modules/hubs/hubs.usecases.js');
+  const { message, storeMessages, TEST_SECRET } = await import('../helpers.js');
+  const s = new SqliteStore({ dataDir: tempDir() });
+  await s.migrate();
+  await new HubService(s, createSecretBox(TEST_SECRET)).add('9', {});
+  // Several imports: several FTS5 segments, the erased messages in each.
+  for (let part = 0; part < 6; part++) {
+    await storeMessages(
+      s,
+      '9',
+      Array.from({ length: perImport }, (_, i) =>
+        message({
+          lineId: i % 10 === 0 ? 'Ugone' : 'Ukept',
+          createdAt: part * 10_000 + i,
+          msg: i % 10 === 0 ? `予約 ZQXMARK ${part}-${i}` : `予約の確認 ${part}-${i}`,
+        }),
+      ),
+    );
+  }
+  return s;
+}
+
+test('an erasure: the search index is rewritten without the erased messages, never inside the deleting transaction', async () => {
+  const s = await storeWithTwoContacts();
+  try {
+    // Migration 14: no FTS5 merge inside a deletion (a retention batch once rewrote most of the index).
+    assert.equal(Number((await searchIndexFile(s.file)).deletemerge), 0);
+    assert.equal(await s.contacts.erase('9', 'Ugone', Date.now()), 300);
+    await s.search.compacted();
+    assert.equal(
+      (await searchIndexFile(s.file)).tombstonePages,
+      0,
+      'no page of the index marks an erased message',
+    );
+    const found = await s.search.page({ hubId: '9', terms: ['予約'], limit: 1000 });
+    assert.equal(found.hits.length, 1000);
+    assert.ok(found.hits.every((hit) => !JSON.stringify(hit).includes('ZQXMARK')));
+    assert.equal((await s.search.page({ hubId: '9', terms: ['zqxmark'], limit: 10 })).hits.length, 0);
+  } finally {
+    await s.close();
+  }
+});
+
+test('deleted messages the index still marks (a rewrite cut short) are rewritten away when a server starts it again', async () => {
+  const s = await storeWithTwoContacts();
+  try {
+    // A retention batch without the run's end: what a kill -9 between the two leaves.
+    for (const announce of [true, false]) {
+      assert.equal(await s.retention.purgeBatch('9', 20_000, 250, Date.now(), announce), 250);
+    }
+    assert.ok(
+      (await searchIndexFile(s.file)).tombstonePages > 0,
+      'the deleted messages are marked, not yet gone',
+    );
+    await s.search.resumeCompaction();
+    await s.search.compacted();
+    assert.equal((await searchIndexFile(s.file)).tombstonePages, 0);
+  } finally {
+    await s.close();
+  }
+});
+
+test('after a retention run the index is rewritten only when enough of it is deleted messages', async () => {
+  const s = await storeWithTwoContacts(10_000);
+  try {
+    // A few deletions: not worth a pass.
+    assert.equal(await s.retention.purgeBatch('9', 60_000, 10, Date.now(), true), 10);
+    assert.equal(await s.retention.purgeBatch('9', 60_000, 10, Date.now(), false), 10);
+    await s.retention.finish('9', Date.now() + 3_600_000, true);
+    await s.search.compacted();
+    assert.ok(
+      (await searchIndexFile(s.file)).tombstonePages > 0,
+      'twenty of 60,000 deleted: the index is left as it is',
+    );
+    // A third of the hub: the pass pays, and leaves no deleted message in the index.
+    assert.equal(await s.retention.purgeBatch('9', 60_000, 20_000, Date.now(), false), 20_000);
+    await s.retention.finish('9', Date.now() + 3_600_000, true);
+    await s.search.compacted();
+    assert.equal((await searchIndexFile(s.file)).tombstonePages, 0);
+  } finally {
+    await s.close();
   }
 });

@@ -131,8 +131,11 @@ export class RetentionWorker {
         },
       });
       const rest = await store.retention.preview(run.hubId, before);
-      // More to remove (stopped by time or shutdown): due again at once; otherwise in an hour.
-      await store.retention.finish(run.hubId, rest.messages > 0 ? clock() : clock() + AGAIN_MS, removed > 0);
+      // More to remove (stopped by time or shutdown): due again at once; otherwise in an hour. The
+      // files are made clean of what went (SQLite: the WAL, the search index) once nothing is left:
+      // a 1M backlog's 2 s runs each asked for it and the index was rewritten over and over.
+      const left = rest.messages > 0;
+      await store.retention.finish(run.hubId, left ? clock() : clock() + AGAIN_MS, removed > 0 && !left);
       log.info(
         {
           hubId: run.hubId,

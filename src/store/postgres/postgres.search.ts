@@ -37,4 +37,5 @@ export const POSTGRES_SEARCH: SearchEngine = {
     few: false,
   }),
   unindexed: (expr) => expr,
+  settings: '-- PostgreSQL: a GIN index has no settings to make',
 };

@@ -106,6 +106,13 @@ export interface SearchEngine {
   match(reads: Sql, tokens: readonly string[]): Promise<{ sql: string; params: string[]; few: boolean }>;
   /** `expr` written so that the planner does not read by an index of it (SQLite: `+expr`). */
   unindexed(expr: string): string;
+  /** The index's settings, made by migration 14 (statements; a comment when there are none). */
+  settings: string;
+  /**
+   * Statements around the deletion of many messages in one transaction (a retention batch, an
+   * erasure), in it: SQLite turns FTS5's merging off for it (see sqlite.search.ts).
+   */
+  deleting?: { before: string; after: string };
 }
 
 /**

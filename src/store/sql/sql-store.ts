@@ -218,7 +218,22 @@ export abstract class SqlStore implements Store {
 
   search: Store['search'] = {
     page: (query) => searchPage(this.reads, this.searchEngine, query),
+    compacted: () => this.searchCompacted(),
+    resumeCompaction: () => this.resumeSearchCompaction(),
   };
+
+  /** `work`, which deletes many messages in `tx`, with the search engine's statements around it. */
+  private async deletingMany<T>(tx: Transaction, work: () => Promise<T>): Promise<T> {
+    const around = this.searchEngine.deleting;
+    if (around) await tx.exec(around.before);
+    const result = await work();
+    if (around) await tx.exec(around.after);
+    return result;
+  }
+
+  /** The engine's rewrite of its search index after deletions, where it has one (SQLite). */
+  protected async searchCompacted(): Promise<void> {}
+  protected async resumeSearchCompaction(): Promise<void> {}
 
   conversations: Store['conversations'] = {
     contacts: (query) => contactsPage(this.reads, query),
@@ -289,9 +304,9 @@ export abstract class SqlStore implements Store {
       }),
     erase: async (hubId, lineId, now) => {
       const erased = await this.writeChanges([hubId], (tx, clock) =>
-        eraseContact(tx, clock, hubId, lineId, now),
+        this.deletingMany(tx, () => eraseContact(tx, clock, hubId, lineId, now)),
       );
-      if (erased !== undefined) await this.afterErasure();
+      if (erased !== undefined) await this.afterErasure('erasure');
       return erased;
     },
   };
@@ -305,16 +320,18 @@ export abstract class SqlStore implements Store {
   retention: Store['retention'] = {
     lease: (now, leasedUntil, max) => this.write((tx) => leaseRetention(tx, now, leasedUntil, max)),
     purgeBatch: (hubId, before, limit, now, announce) =>
-      this.writeChanges([hubId], (tx, clock) => purgeBatch(tx, clock, hubId, before, limit, now, announce)),
+      this.writeChanges([hubId], (tx, clock) =>
+        this.deletingMany(tx, () => purgeBatch(tx, clock, hubId, before, limit, now, announce)),
+      ),
     preview: (hubId, before) => previewRetention(this.reads, hubId, before),
     finish: async (hubId, dueAt, removedAny) => {
       await this.write((tx) => finishRetention(tx, hubId, dueAt));
-      if (removedAny) await this.afterErasure();
+      if (removedAny) await this.afterErasure('retention');
     },
   };
 
   /** Makes an erasure real in the files where the engine can (SQLite: the WAL checkpointed). */
-  protected async afterErasure(): Promise<void> {}
+  protected async afterErasure(_cause: 'erasure' | 'retention'): Promise<void> {}
 
   accounts: Store['accounts'] = {
     upsert: (email, passwordHash, now) => this.write((tx) => upsertAccount(tx, email, passwordHash, now)),

@@ -12,13 +12,14 @@ import type Database from 'better-sqlite3';
 import { CREATED_SQL, type FeedClock, type FeedTuple, mergeFeed, OTHER_SQL } from '../sql/changes.js';
 import type { Sql, Transaction } from '../sql/executor.js';
 import { type DdlTypes, migrateSchema } from '../sql/schema.js';
+import { SearchCompactor } from '../sql/search-compactor.js';
 import { SqlStore, type WriteOptions } from '../sql/sql-store.js';
 import { LocalWakeups } from '../sql/wakeups.js';
 import type { Change, ImportMessage, ImportOutcome, MessageQuery, MessageRow, PoolState } from '../store.js';
 import { openReader, SqliteAnswerReaders, STREAM_SQL } from './sqlite.answers.js';
 import { openDatabase } from './sqlite.driver.js';
 import { importIntoSqlite } from './sqlite.import.js';
-import { SQLITE_SEARCH } from './sqlite.search.js';
+import { compactSearch, holdsDeletedEntries, SQLITE_SEARCH, worthCompacting } from './sqlite.search.js';
 import { sqliteSql } from './sqlite.sql.js';
 import { WalSync } from './sqlite.wal-sync.js';
 import { FORWARDED_WRITES, WriterThread } from './sqlite.writer-thread.js';
@@ -101,6 +102,12 @@ export class SqliteStore extends SqlStore {
   private writeQueue: Promise<unknown> = Promise.resolve();
   private readonly thread: WriterThread | undefined;
   private readonly walSync: WalSync;
+  /** Run by the store that writes (the writer thread's): its steps are writes. */
+  private readonly compactor = new SearchCompactor(
+    (first) => this.write((tx) => compactSearch(tx, first)),
+    () => worthCompacting(this.writer),
+    () => this.checkpoint(),
+  );
 
   constructor(options: SqliteStoreOptions) {
     super();
@@ -175,6 +182,7 @@ export class SqliteStore extends SqlStore {
   }
 
   protected async closeConnections(): Promise<void> {
+    await this.compactor.stop();
     await this.thread?.close();
     await this.writeQueue.catch(() => undefined);
     await this.walSync.close();
@@ -197,12 +205,30 @@ export class SqliteStore extends SqlStore {
   }
 
   /**
-   * After an erasure: the WAL is copied into the database and truncated, so the erased rows' old
-   * pages are in no file (the database's freed pages were zeroed by secure_delete). A reader in the
-   * middle of an answer holds the WAL: tried again for a few seconds, then left to the next
-   * checkpoint.
+   * After an erasure (or a retention run): the WAL is copied into the database and truncated, so
+   * the erased rows' old pages are in no file (the database's freed pages were zeroed by
+   * secure_delete); their search entries leave the index in the background (SearchCompactor:
+   * always after an erasure, when enough is deleted after retention), which checkpoints again when
+   * it is done.
    */
-  protected override async afterErasure(): Promise<void> {
+  protected override async afterErasure(cause: 'erasure' | 'retention'): Promise<void> {
+    this.compactor.request(cause === 'erasure');
+    await this.checkpoint();
+  }
+
+  protected override searchCompacted(): Promise<void> {
+    return this.compactor.settled();
+  }
+
+  protected override async resumeSearchCompaction(): Promise<void> {
+    if (await holdsDeletedEntries(this.writer)) this.compactor.request(true);
+  }
+
+  /**
+   * The WAL copied into the database and truncated. A reader in the middle of an answer holds the
+   * WAL: tried again for a few seconds, then left to the next checkpoint.
+   */
+  private async checkpoint(): Promise<void> {
     for (let attempt = 0; attempt < 20; attempt++) {
       // In the writers' turn, outside any transaction (a checkpoint cannot run inside one).
       const checkpoint = async () => {

@@ -20,6 +20,8 @@ export const FORWARDED_WRITES = [
   'keys.setRateLimit',
   'keys.recordLastUsed',
   'messages.ingest',
+  'search.compacted',
+  'search.resumeCompaction',
   'changes.dropBefore',
   'content.lease',
   'content.extend',
