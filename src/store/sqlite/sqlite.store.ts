@@ -12,7 +12,6 @@ import type Database from 'better-sqlite3';
 import { CREATED_SQL, type FeedClock, type FeedTuple, mergeFeed, OTHER_SQL } from '../sql/changes.js';
 import type { Sql, Transaction } from '../sql/executor.js';
 import { type DdlTypes, migrateSchema } from '../sql/schema.js';
-import { SearchCompactor } from '../sql/search-compactor.js';
 import { SqlStore, type WriteOptions } from '../sql/sql-store.js';
 import { LocalWakeups } from '../sql/wakeups.js';
 import type { Change, ImportMessage, ImportOutcome, MessageQuery, MessageRow, PoolState } from '../store.js';
@@ -20,6 +19,7 @@ import { openReader, SqliteAnswerReaders, STREAM_SQL } from './sqlite.answers.js
 import { openDatabase } from './sqlite.driver.js';
 import { importIntoSqlite } from './sqlite.import.js';
 import { compactSearch, holdsDeletedEntries, SQLITE_SEARCH, worthCompacting } from './sqlite.search.js';
+import { SearchCompactor } from './sqlite.search-compactor.js';
 import { sqliteSql } from './sqlite.sql.js';
 import { WalSync } from './sqlite.wal-sync.js';
 import { FORWARDED_WRITES, WriterThread } from './sqlite.writer-thread.js';
