@@ -365,6 +365,12 @@ export interface FeedPosition {
   lastSeq: number;
   /** Changes up to this seq may have been dropped: a cursor before it is expired. */
   droppedThrough: number;
+  /**
+   * Moves with every change other than an appended message (an unsend, an erasure, retention, a
+   * contact's new name): while it stays, a page of changes read earlier is still what a read now gives,
+   * up to the changes appended since.
+   */
+  historyVersion: number;
 }
 
 /** An outgoing webhook endpoint of a hub (CONTRACT §10). */

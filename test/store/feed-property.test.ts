@@ -10,6 +10,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import fc from 'fast-check';
+import { FeedReadAhead } from '../../src/modules/changes/changes.read-ahead.js';
+import { readChanges } from '../../src/modules/changes/changes.usecases.js';
 import type { Change, ImportMessage, IngestOperation, MessageRow, Store } from '../../src/store/store.js';
 import { createTestStore, type TestStore } from '../helpers.js';
 
@@ -104,7 +106,13 @@ const stepArb = fc.oneof(
   },
   {
     weight: 5,
-    arbitrary: fc.record({ kind: fc.constant('read' as const), limit: fc.integer({ min: 1, max: 6 }) }),
+    // Up to `pages` pages one after the other, as a client catching up asks (the page read ahead
+    // for the next is used), or as the next step finds it.
+    arbitrary: fc.record({
+      kind: fc.constant('read' as const),
+      limit: fc.oneof(fc.constant(2), fc.integer({ min: 1, max: 6 })),
+      pages: fc.integer({ min: 1, max: 3 }),
+    }),
   },
   // Back to a cursor saved earlier (`back` pages ago), keeping the copy.
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('restart' as const), back: fc.nat(4) }) },
@@ -150,6 +158,19 @@ async function storedRows(store: Store, hubId: string): Promise<MessageRow[]> {
   const rows: MessageRow[] = [];
   for await (const batch of store.messages.stream({ hubId })) rows.push(...batch);
   return rows;
+}
+
+/** A page as GET /changes reads it: its position first, then the page (read ahead or not). */
+async function readPage(
+  store: Store,
+  readAhead: FeedReadAhead,
+  hubId: string,
+  after: number,
+  limit: number,
+): Promise<Change[]> {
+  const position = await store.changes.position(hubId);
+  const checked = { hubId, after, limit, waitMs: 0, position, headers: {} };
+  return (await readChanges(store, checked, undefined, readAhead)).changes;
 }
 
 /** The whole feed from no cursor, in pages of `limit`; checks seq order and that nothing unsent shows. */
@@ -209,6 +230,7 @@ async function assertCopyIsTheHub(store: Store, hubId: string, copy: Copy, unsen
 }
 
 test('a reader following the feed keeps an exact copy of the hub, whatever it is given', async () => {
+  const readAheads = { served: 0, readAgain: 0 };
   await fc.assert(
     fc.asyncProperty(fc.array(stepArb, { maxLength: 40 }), async (steps) => {
       const hubIds = [String(nextHub), String(nextHub + 1)];
@@ -220,8 +242,9 @@ test('a reader following the feed keeps an exact copy of the hub, whatever it is
       const stored = hubIds.map(() => new Set<string>());
       const unsent = hubIds.map(() => new Set<string>());
 
-      // The reader of the first hub.
+      // The reader of the first hub, through the feed's use case with a read-ahead as the server's.
       const hubId = hubIds[0]!;
+      const readAhead = new FeedReadAhead(store);
       const copy: Copy = { messages: new Map(), contacts: new Map() };
       let cursor = 0;
       /** Cursors it reached, each after applying a page: where it may go back to. */
@@ -304,23 +327,26 @@ test('a reader following the feed keeps an exact copy of the hub, whatever it is
             break;
           }
           case 'read': {
-            const page = await store.changes.page(hubId, cursor, step.limit);
-            assert.ok(page.length <= step.limit);
-            for (const change of page) {
-              assert.ok(change.seq > cursor, `seq ${change.seq} served after ${cursor}`);
-              assert.ok(!seen.has(change.seq), `seq ${change.seq} served twice`);
-              seen.add(change.seq);
-              // Content is never served after its deletion, whatever the cursor.
-              if (change.type === 'message.created') {
-                assert.ok(
-                  !unsent[0]!.has(sourceOf(change.message.msg)),
-                  `unsent ${change.message.msg} served`,
-                );
+            for (let n = 0; n < step.pages; n++) {
+              const page = await readPage(store, readAhead, hubId, cursor, step.limit);
+              assert.ok(page.length <= step.limit);
+              for (const change of page) {
+                assert.ok(change.seq > cursor, `seq ${change.seq} served after ${cursor}`);
+                assert.ok(!seen.has(change.seq), `seq ${change.seq} served twice`);
+                seen.add(change.seq);
+                // Content is never served after its deletion, whatever the cursor.
+                if (change.type === 'message.created') {
+                  assert.ok(
+                    !unsent[0]!.has(sourceOf(change.message.msg)),
+                    `unsent ${change.message.msg} served`,
+                  );
+                }
+                apply(copy, change);
+                cursor = change.seq;
               }
-              apply(copy, change);
-              cursor = change.seq;
+              saved.push(cursor);
+              if (page.length < step.limit) break;
             }
-            saved.push(cursor);
             break;
           }
           case 'restart':
@@ -338,6 +364,9 @@ test('a reader following the feed keeps an exact copy of the hub, whatever it is
             break;
         }
       }
+
+      readAheads.served += readAhead.counts.served;
+      readAheads.readAgain += readAhead.counts.readAgain;
 
       // The last catch-up, in pages of 5.
       for (;;) {
@@ -373,6 +402,8 @@ test('a reader following the feed keeps an exact copy of the hub, whatever it is
     }),
     { numRuns: 25 },
   );
+  // Both ways were taken: pages served as read ahead, and pages read again after a change.
+  assert.ok(readAheads.served > 0 && readAheads.readAgain > 0, JSON.stringify(readAheads));
 });
 
 test('a message id freed by an unsend is never given to another message', async () => {

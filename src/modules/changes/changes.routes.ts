@@ -4,6 +4,7 @@ import { JSON_TYPE, NO_STORE, rawQueryOf } from '../../lib/http.js';
 import type { PathMethods } from '../../lib/methods.js';
 import { checkedByHandler } from '../../lib/schemas.js';
 import { changeErrors } from './changes.errors.js';
+import { FeedReadAhead } from './changes.read-ahead.js';
 import { changesRouteSchema } from './changes.schemas.js';
 import { serializePage } from './changes.serializer.js';
 import { type ChangesDeps, checkChangesRequest, readChanges } from './changes.usecases.js';
@@ -17,6 +18,7 @@ export interface ChangesRouteDeps extends ChangesDeps {
 }
 
 export function registerChangesRoutes(app: FastifyInstance, deps: ChangesRouteDeps): void {
+  const readAhead = new FeedReadAhead(deps.store);
   app.route<{ Params: { hubId: string } }>({
     method: 'GET',
     url: CHANGES_PATH,
@@ -39,7 +41,12 @@ export function registerChangesRoutes(app: FastifyInstance, deps: ChangesRouteDe
       };
       reply.raw.once('close', onClose);
       try {
-        const page = await readChanges(deps.store, checked, AbortSignal.any([left.signal, deps.stopping]));
+        const page = await readChanges(
+          deps.store,
+          checked,
+          AbortSignal.any([left.signal, deps.stopping]),
+          readAhead,
+        );
         if (left.signal.aborted) return reply;
         if (request.audit) request.audit.messages = page.changes.length;
         return reply.headers(checked.headers).type(JSON_TYPE).send(serializePage(page));

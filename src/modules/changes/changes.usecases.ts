@@ -4,11 +4,12 @@
  */
 
 import type { AppError } from '../../lib/errors.js';
-import type { Change, Store } from '../../store/store.js';
+import type { Change, FeedPosition, Store } from '../../store/store.js';
 import type { AuditSlot } from '../audit/audit.slot.js';
 import { type AuthorizeDeps, authorizePartTwo, partTwoEndpoint } from '../keys/keys.authorize.js';
 import { decodeCursor, encodeCursor } from './changes.cursor.js';
 import { changeErrors } from './changes.errors.js';
+import type { FeedReadAhead } from './changes.read-ahead.js';
 
 export const MAX_LIMIT = 1000;
 export const DEFAULT_LIMIT = 500;
@@ -56,6 +57,8 @@ export interface CheckedChangesRequest {
   after: number | undefined;
   limit: number;
   waitMs: number;
+  /** The feed's position as the checks read it (with a cursor), before any page was read. */
+  position?: FeedPosition | undefined;
   /** Headers every answer carries (a limited key's rate-limit fields). */
   headers: Record<string, string>;
 }
@@ -86,14 +89,15 @@ export async function checkChangesRequest(
   const wait = wholeNumber(params.get('wait'), 0);
   if (wait === undefined || wait > MAX_WAIT_SECONDS)
     throw await refuse(changeErrors.invalidWait(MAX_WAIT_SECONDS));
+  let position: FeedPosition | undefined;
   if (after !== undefined) {
-    const position = await deps.store.changes.position(request.hubId);
+    position = await deps.store.changes.position(request.hubId);
     // A seq past the feed's end was never handed out by this store.
     if (!position || after > position.lastSeq) throw await refuse(changeErrors.invalidCursor());
     if (after < position.droppedThrough) throw await refuse(changeErrors.cursorExpired(deps.keepDays));
   }
   const headers = await admit();
-  return { hubId: request.hubId, after, limit, waitMs: wait * 1000, headers };
+  return { hubId: request.hubId, after, limit, waitMs: wait * 1000, position, headers };
 }
 
 function wholeNumber(text: string | null, absent: number): number | undefined {
@@ -110,27 +114,37 @@ export interface ChangesPage {
 /**
  * One page after the request's cursor. With a wait, an empty look subscribes first and is done
  * again each time the hub changes (on any node), until something comes, the time is up, or
- * `signal` aborts (the client left, the server stops).
+ * `signal` aborts (the client left, the server stops). With `readAhead`, a full page starts reading
+ * the next one, and the first look takes it when it was read ahead for it.
  */
 export async function readChanges(
   store: Store,
   request: CheckedChangesRequest,
   signal?: AbortSignal,
+  readAhead?: FeedReadAhead,
 ): Promise<ChangesPage> {
   const { hubId, limit } = request;
   const deadline = Date.now() + request.waitMs;
+  // Read before any page of this request: what a page read ahead is checked against (see FeedReadAhead).
+  const position = request.position ?? (await store.changes.position(hubId));
   // No cursor: an empty answer hands out the feed's end, as it stood before the look.
-  const end = request.after === undefined ? ((await store.changes.position(hubId))?.lastSeq ?? 0) : undefined;
+  const end = request.after === undefined ? (position?.lastSeq ?? 0) : undefined;
   const after = request.after ?? 0;
-  for (;;) {
+  for (let look = 0; ; look++) {
     const remaining = deadline - Date.now();
     const waiter = remaining > 0 && !signal?.aborted ? store.changes.subscribe(hubId) : undefined;
     try {
-      const found = await store.changes.page(hubId, after, limit + 1);
+      const found =
+        (look === 0 &&
+          position &&
+          (await readAhead?.take(hubId, after, limit + 1, position.historyVersion))) ||
+        (await store.changes.page(hubId, after, limit + 1));
       if (found.length > 0 || !waiter) {
         const changes = found.slice(0, limit);
         const last = changes.at(-1)?.seq ?? end ?? after;
-        return { changes, cursor: encodeCursor(hubId, last), hasMore: found.length > limit };
+        const hasMore = found.length > limit;
+        if (hasMore && position) readAhead?.start(hubId, last, limit + 1, position.historyVersion);
+        return { changes, cursor: encodeCursor(hubId, last), hasMore };
       }
       const stop = () => waiter.cancel();
       signal?.addEventListener('abort', stop, { once: true });

@@ -193,11 +193,17 @@ export async function logChange(
 }
 
 export async function feedPosition(sql: Sql, hubId: string): Promise<FeedPosition | undefined> {
-  const row = await sql.get<{ last_seq: number; changes_dropped_through: number }>(
-    'SELECT last_seq, changes_dropped_through FROM hubs WHERE id = ?',
+  const row = await sql.get<{ last_seq: number; changes_dropped_through: number; history_version: number }>(
+    'SELECT last_seq, changes_dropped_through, history_version FROM hubs WHERE id = ?',
     [hubId],
   );
-  return row && { lastSeq: row.last_seq, droppedThrough: row.changes_dropped_through };
+  return (
+    row && {
+      lastSeq: row.last_seq,
+      droppedThrough: row.changes_dropped_through,
+      historyVersion: row.history_version,
+    }
+  );
 }
 
 export type FeedTuple = [
