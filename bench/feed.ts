@@ -311,6 +311,17 @@ async function run(kind: StoreKind): Promise<string[]> {
       const withLoad = await deliver('with-q5', () => q5('during'));
       const q5After = await q5('after');
       await removeEndpoint(base, hubs.delivery, hubs.deliveryAdmin, sink.id);
+      // The same ingest with no endpoint, then Q5 as in the round with deliveries: what the ingest
+      // alone leaves behind (PostgreSQL writes its WAL out, a checkpoint may start).
+      await runJson('feed-client.ts', [
+        'ingest',
+        `${base}/ingest/line/${hubs.delivery}/messages`,
+        hubs.deliveryIngest,
+        String(deliveries),
+        '1000',
+        `control-${Date.now()}`,
+      ]);
+      const q5AfterIngest = await q5('after-ingest');
       say(
         `\n### ${kind}: 3. delivery throughput, ${deliveries.toLocaleString('en-US')} changes (ingested in batches of 1000 after the endpoint was added), receiver answering 204\n`,
       );
@@ -328,6 +339,9 @@ async function run(kind: StoreKind): Promise<string[]> {
       }
       const without = (q5Before + q5After) / 2;
       const during = withLoad.q5During ?? 0;
+      say(
+        `\nQ5 right after the same ingest of ${deliveries.toLocaleString('en-US')} messages with no endpoint (no deliveries): ${fmt(q5AfterIngest)} events/s; the round with deliveries was ${(during / q5AfterIngest).toFixed(2)} of it.`,
+      );
       say(
         `\nQ5 (32 signed senders, 1 event per request, ${loadSeconds} s): alone ${fmt(q5Before)} before and ${fmt(q5After)} after; while deliveries ran ${fmt(during)} events/s (deliveries had reached ${withLoad.afterLoad} of ${deliveries} when it ended, so they ran ${withLoad.afterLoad < deliveries ? 'throughout' : 'NOT throughout'}). Ratio ${(during / without).toFixed(2)} to the mean alone (goal ≥ 0.90: ${during / without >= 0.9 ? 'met' : 'MISSED'}).`,
       );
