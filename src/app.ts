@@ -6,7 +6,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import { availableParallelism } from 'node:os';
-import { performance } from 'node:perf_hooks';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RouteOptions } from 'fastify';
 import { AnswerThreads } from './answers/answers.threads.js';
 import { settingDefault } from './config.js';
@@ -23,6 +22,7 @@ import type { Metrics } from './lib/metrics.js';
 import { logIfAborted, OneLinePerRequest } from './lib/request-log.js';
 import { schemaOptions } from './lib/schema-compilers.js';
 import type { SecretBox } from './lib/secrets.js';
+import { TrafficMeter } from './lib/traffic.js';
 import { registerAccountRoutes } from './modules/account/account.routes.js';
 import { AccountService } from './modules/account/account.usecases.js';
 import { AuditRecorder } from './modules/audit/audit.recorder.js';
@@ -125,15 +125,6 @@ export interface App {
   webhooks: WebhookService;
 }
 
-/**
- * Above this many requests a second with the event loop this used, a backlog of webhook deliveries
- * goes slowly, leaving the process to clients (new deliveries still go at once: webhooks.worker.ts).
- * At 0.95 a backlog's deliveries halved webhook ingest (Q5) on SQLite; at 0.5 it was 0.92 of Q5
- * alone (`bench/feed.ts --parts 3`).
- */
-const BUSY_REQUESTS_PER_SECOND = 200;
-const BUSY_LOOP_UTILIZATION = 0.5;
-
 export function buildApp(deps: AppDeps): App {
   const clock = deps.clock ?? Date.now;
   const keys = new KeyService(deps.store, deps.secrets, clock);
@@ -200,26 +191,11 @@ export function buildApp(deps: AppDeps): App {
   // First: the document is made of the schemas of the routes registered after it.
   registerDocsRoutes(app, { publicUrl: deps.publicUrl, methods });
 
-  // Requests and event-loop use lately, so background work (webhook deliveries) yields to clients
-  // when they keep the process busy.
-  const traffic = {
-    count: 0,
-    since: Date.now(),
-    perSecond: 0,
-    loop: performance.eventLoopUtilization(),
-    used: 0,
-  };
+  // How busy clients keep the process, so background work (webhook deliveries) yields to them.
+  const traffic = new TrafficMeter();
   app.addHook('onRequest', async (request, reply) => {
-    traffic.count += 1;
-    const elapsed = Date.now() - traffic.since;
-    if (elapsed >= 250) {
-      traffic.perSecond = (traffic.count * 1000) / elapsed;
-      const loop = performance.eventLoopUtilization();
-      traffic.used = performance.eventLoopUtilization(loop, traffic.loop).utilization;
-      traffic.loop = loop;
-      traffic.count = 0;
-      traffic.since = Date.now();
-    }
+    const closeWrite = traffic.arrived(request.method === 'POST');
+    if (closeWrite) reply.raw.once('close', closeWrite);
     // No shared or browser cache keeps an answer of chatlog's, errors included (CONTRACT §3); the
     // routes of public documents (the docs, the screen's assets) say otherwise themselves.
     reply.header('X-Request-Id', request.id).header('Cache-Control', NO_STORE);
@@ -278,10 +254,7 @@ export function buildApp(deps: AppDeps): App {
     log: app.log,
     timeoutMs: deps.webhookTimeoutMs ?? settingDefault('webhookTimeoutMs'),
     clock,
-    busy: () =>
-      Date.now() - traffic.since < 1000 &&
-      traffic.perSecond > BUSY_REQUESTS_PER_SECOND &&
-      traffic.used > BUSY_LOOP_UTILIZATION,
+    busy: () => traffic.busy(),
   });
   const webhooks = new WebhookService({
     store: deps.store,
