@@ -11,6 +11,8 @@ import { createLogger } from '../src/lib/logger.js';
 import type { Metrics } from '../src/lib/metrics.js';
 import { createSecretBox } from '../src/lib/secrets.js';
 import { AccountService } from '../src/modules/account/account.usecases.js';
+import type { FeedReadAhead } from '../src/modules/changes/changes.read-ahead.js';
+import { readChanges } from '../src/modules/changes/changes.usecases.js';
 import { HubService } from '../src/modules/hubs/hubs.usecases.js';
 import { KeyService } from '../src/modules/keys/keys.usecases.js';
 import type { AnswerSource } from '../src/modules/messages/messages.usecases.js';
@@ -18,7 +20,7 @@ import type { ContentStore } from '../src/store/content/content-store.js';
 import { openContentStore } from '../src/store/content/open.js';
 import { PostgresStore } from '../src/store/postgres/postgres.store.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite.store.js';
-import type { ImportMessage, Store } from '../src/store/store.js';
+import type { Change, ImportMessage, Store } from '../src/store/store.js';
 
 export const TEST_SECRET = 'test-secret-test-secret-test-secret-0123456789';
 
@@ -292,4 +294,17 @@ export function waitForStderr(child: import('node:child_process').ChildProcess, 
     });
     child.once('exit', (code) => reject(new Error(`exited (${code}) before printing "${text}": ${seen}`)));
   });
+}
+
+/** One page of a hub's feed through the feed's use case, as GET /changes reads it (with its checks and read-ahead). */
+export async function readFeedPage(
+  store: Store,
+  readAhead: FeedReadAhead,
+  hubId: string,
+  after: number,
+  limit: number,
+): Promise<Change[]> {
+  const position = await store.changes.position(hubId);
+  const checked = { hubId, after, limit, waitMs: 0, position, headers: {} };
+  return (await readChanges(store, checked, undefined, readAhead)).changes;
 }

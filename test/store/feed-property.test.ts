@@ -11,9 +11,8 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import fc from 'fast-check';
 import { FeedReadAhead } from '../../src/modules/changes/changes.read-ahead.js';
-import { readChanges } from '../../src/modules/changes/changes.usecases.js';
 import type { Change, ImportMessage, IngestOperation, MessageRow, Store } from '../../src/store/store.js';
-import { createTestStore, type TestStore } from '../helpers.js';
+import { createTestStore, readFeedPage, type TestStore } from '../helpers.js';
 
 let t: TestStore;
 let nextHub = 7000;
@@ -160,19 +159,6 @@ async function storedRows(store: Store, hubId: string): Promise<MessageRow[]> {
   return rows;
 }
 
-/** A page as GET /changes reads it: its position first, then the page (read ahead or not). */
-async function readPage(
-  store: Store,
-  readAhead: FeedReadAhead,
-  hubId: string,
-  after: number,
-  limit: number,
-): Promise<Change[]> {
-  const position = await store.changes.position(hubId);
-  const checked = { hubId, after, limit, waitMs: 0, position, headers: {} };
-  return (await readChanges(store, checked, undefined, readAhead)).changes;
-}
-
 /** The whole feed from no cursor, in pages of `limit`; checks seq order and that nothing unsent shows. */
 async function readFromScratch(
   store: Store,
@@ -230,7 +216,6 @@ async function assertCopyIsTheHub(store: Store, hubId: string, copy: Copy, unsen
 }
 
 test('a reader following the feed keeps an exact copy of the hub, whatever it is given', async () => {
-  const readAheads = { served: 0, readAgain: 0 };
   await fc.assert(
     fc.asyncProperty(fc.array(stepArb, { maxLength: 40 }), async (steps) => {
       const hubIds = [String(nextHub), String(nextHub + 1)];
@@ -328,7 +313,7 @@ test('a reader following the feed keeps an exact copy of the hub, whatever it is
           }
           case 'read': {
             for (let n = 0; n < step.pages; n++) {
-              const page = await readPage(store, readAhead, hubId, cursor, step.limit);
+              const page = await readFeedPage(store, readAhead, hubId, cursor, step.limit);
               assert.ok(page.length <= step.limit);
               for (const change of page) {
                 assert.ok(change.seq > cursor, `seq ${change.seq} served after ${cursor}`);
@@ -365,9 +350,6 @@ test('a reader following the feed keeps an exact copy of the hub, whatever it is
         }
       }
 
-      readAheads.served += readAhead.counts.served;
-      readAheads.readAgain += readAhead.counts.readAgain;
-
       // The last catch-up, in pages of 5.
       for (;;) {
         const page = await store.changes.page(hubId, cursor, 5);
@@ -402,8 +384,8 @@ test('a reader following the feed keeps an exact copy of the hub, whatever it is
     }),
     { numRuns: 25 },
   );
-  // Both ways were taken: pages served as read ahead, and pages read again after a change.
-  assert.ok(readAheads.served > 0 && readAheads.readAgain > 0, JSON.stringify(readAheads));
+  // Whether pages were served as read ahead here depends on the steps drawn: feed-read-ahead.test.ts
+  // takes both ways on purpose.
 });
 
 test('a message id freed by an unsend is never given to another message', async () => {

@@ -9,9 +9,8 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import fc from 'fast-check';
 import { FeedReadAhead } from '../../src/modules/changes/changes.read-ahead.js';
-import { readChanges } from '../../src/modules/changes/changes.usecases.js';
-import type { Change, IngestOperation, Store } from '../../src/store/store.js';
-import { createTestStore, type TestStore } from '../helpers.js';
+import type { Change, IngestOperation } from '../../src/store/store.js';
+import { createTestStore, readFeedPage, type TestStore } from '../helpers.js';
 
 let t: TestStore;
 let nextHub = 8000;
@@ -22,12 +21,6 @@ after(() => t.close());
 
 const LINE_IDS = ['Ua', 'Ub', 'Uc'];
 const BASE_TIME = 1_700_000_000_000;
-
-async function readPage(store: Store, readAhead: FeedReadAhead, hubId: string, after: number, limit: number) {
-  const position = await store.changes.position(hubId);
-  const checked = { hubId, after, limit, waitMs: 0, position, headers: {} };
-  return (await readChanges(store, checked, undefined, readAhead)).changes;
-}
 
 function message(n: number, lineId: string, minute: number): IngestOperation {
   return {
@@ -77,7 +70,7 @@ test('the page served after any write is the page a fresh read gives', async () 
         const readAhead = new FeedReadAhead(store);
         let cursor = 0;
         for (let n = 0; n < pagesBefore; n++) {
-          const page = await readPage(store, readAhead, hubId, cursor, limit);
+          const page = await readFeedPage(store, readAhead, hubId, cursor, limit);
           cursor = page.at(-1)?.seq ?? cursor;
         }
         // The last page read was full: the next is being read ahead. Let it finish first, or not.
@@ -100,7 +93,7 @@ test('the page served after any write is the page a fresh read gives', async () 
             await store.retention.purgeBatch(hubId, BASE_TIME + write.minutes * 60_000, 1000, now, true);
             break;
         }
-        const served = await readPage(store, readAhead, hubId, cursor, limit);
+        const served = await readFeedPage(store, readAhead, hubId, cursor, limit);
         const fresh: Change[] = await store.changes.page(hubId, cursor, limit);
         assert.deepEqual(served, fresh, `after ${write.kind}, page after ${cursor}`);
         counts.served += readAhead.counts.served;
