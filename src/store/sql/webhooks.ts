@@ -20,7 +20,7 @@ import type {
   LeasedDelivery,
   WebhookEndpoint,
 } from '../store.js';
-import { changeTypesAfter, feedPosition } from './changes.js';
+import { changeTypesAfter, feedPosition, seqRange } from './changes.js';
 import type { Sql, Transaction } from './executor.js';
 
 interface EndpointRow {
@@ -239,10 +239,11 @@ export async function leaseDeliveries(
     [endpointId, dueSince, now, now, max],
   );
   for (const chunk of chunks(rows)) {
+    const seqs = chunk.map((row) => row.seq);
     await tx.run(
       `UPDATE webhook_deliveries SET leased_until = ?
-       WHERE endpoint_id = ? AND seq IN (${chunk.map(() => '?').join(', ')})`,
-      [leasedUntil, endpointId, ...chunk.map((row) => row.seq)],
+       WHERE endpoint_id = ? AND seq BETWEEN ? AND ? AND seq IN (${seqs.map(() => '?').join(', ')})`,
+      [leasedUntil, endpointId, ...seqRange(seqs), ...seqs],
     );
   }
   return rows.map((row) => ({ endpointId, seq: row.seq, attempts: row.attempts, leasedUntil }));
@@ -272,10 +273,11 @@ export async function settleDeliveries(
   for (const group of groups.values()) {
     const first = group[0] as DeliverySettlement;
     for (const chunk of chunks(group)) {
+      const seqs = chunk.map((result) => result.seq);
       await tx.run(
         `UPDATE webhook_deliveries
          SET state = ?, attempts = ?, next_attempt_at = ?, leased_until = 0, last_status = ?, last_error = ?, updated_at = ?
-         WHERE endpoint_id = ? AND leased_until = ? AND seq IN (${chunk.map(() => '?').join(', ')})`,
+         WHERE endpoint_id = ? AND seq BETWEEN ? AND ? AND leased_until = ? AND seq IN (${seqs.map(() => '?').join(', ')})`,
         [
           first.state,
           first.attempts,
@@ -284,8 +286,9 @@ export async function settleDeliveries(
           first.lastError,
           now,
           first.endpointId,
+          ...seqRange(seqs),
           first.leasedUntil,
-          ...chunk.map((result) => result.seq),
+          ...seqs,
         ],
       );
     }
