@@ -78,7 +78,8 @@ async function prepare(kind: StoreKind): Promise<Hubs> {
     await store.migrate();
     console.log(`schema up to date in ${((performance.now() - started) / 1000).toFixed(1)} s`);
     const analyzed = await analyzeChangeLog(kind);
-    if (analyzed !== undefined) console.log(`ANALYZE of the change log, VACUUM and ANALYZE of the outbox: ${analyzed.toFixed(1)} s`);
+    if (analyzed !== undefined)
+      console.log(`ANALYZE of the change log, VACUUM and ANALYZE of the outbox: ${analyzed.toFixed(1)} s`);
     for (const endpoint of await store.webhooks.live()) {
       await store.webhooks.remove(endpoint.hubId, endpoint.id, Date.now());
     }
