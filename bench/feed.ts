@@ -187,6 +187,16 @@ async function run(kind: StoreKind): Promise<string[]> {
     const receiver = await startBaseline('feed-receiver.ts', []);
     // 2. Wake-up latency at --rate events/s.
     if (parts.has(2)) {
+      // A fresh server's first seconds at this rate run slower (its code not yet optimised): the
+      // same load on another hub first, not counted.
+      await runJson('feed-client.ts', [
+        'paced',
+        `${base}/webhooks/line/${hubs.q5}`,
+        CHANNEL_SECRET,
+        String(rate),
+        '3',
+        `wake-warm-up-${kind}-${Date.now()}`,
+      ]);
       const endpoint = await addEndpoint(base, hubs.latency, hubs.latencyAdmin, `${receiver.base}/hooks`);
       await fetch(`${receiver.base}/secret`, { method: 'PUT', body: endpoint.secret });
       const follower = await startBaseline('feed-client.ts', [

@@ -114,6 +114,14 @@ export class PostgresStore extends SqlStore {
   protected readonly wakeups: PostgresWakeups;
   protected readonly searchEngine = POSTGRES_SEARCH;
   protected override readonly skipLocked = ' FOR UPDATE SKIP LOCKED';
+  /**
+   * One group at a time. Every write of a hub holds its row from the group's first statement to
+   * its commit, so a second group of the same hub only waits behind the first, and the writes that
+   * came meanwhile went into two small groups instead of one (with `--workers`, four small groups
+   * queued on the row). Webhooks at 200 a second, round trip after warm-up: p50 25-42 ms and p99
+   * 98-152 ms with two, 10-27 ms and 30-57 ms with one (bench/results/2026-11-27-issue-16.md).
+   */
+  protected override readonly groupsInFlight = 1;
   protected override readonly downloadLeaseLock =
     "SELECT pg_advisory_xact_lock(hashtext('chatlog content lease')) AS locked";
   /** The connection of each open write transaction (bulk import sends arrays on it). */

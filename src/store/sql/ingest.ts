@@ -183,10 +183,11 @@ interface Waiting extends IngestRequest {
 }
 
 /**
- * How many groups may be on their way at once: one syncing to disk (SQLite's WAL sync, PostgreSQL's
- * commit) while the next is applied, and no more, so that what arrives meanwhile forms one group.
+ * How many groups may be on their way at once, by default: one syncing to disk while the next is
+ * applied, and no more, so that what arrives meanwhile forms one group. An engine may hold fewer
+ * (PostgresStore: one).
  */
-const GROUPS_IN_FLIGHT = 2;
+export const GROUPS_IN_FLIGHT = 2;
 
 /**
  * The queue of live writes. Everything that arrives while the groups in flight commit (or before
@@ -200,7 +201,11 @@ export class GroupCommit {
   private closed = false;
   private idle: Array<() => void> = [];
 
-  constructor(private readonly commit: (group: readonly IngestRequest[]) => Promise<GroupOutcome[]>) {}
+  constructor(
+    private readonly commit: (group: readonly IngestRequest[]) => Promise<GroupOutcome[]>,
+    /** Groups on their way at most (read at each turn). */
+    private readonly groupsInFlight: () => number = () => GROUPS_IN_FLIGHT,
+  ) {}
 
   add(hubId: string, operations: readonly IngestOperation[], now: number): Promise<IngestOutcome> {
     if (this.closed) return Promise.reject(new Error('the store is closed'));
@@ -218,7 +223,7 @@ export class GroupCommit {
   }
 
   private schedule(): void {
-    if (this.scheduled || this.inFlight >= GROUPS_IN_FLIGHT || this.waiting.length === 0) return;
+    if (this.scheduled || this.inFlight >= this.groupsInFlight() || this.waiting.length === 0) return;
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
@@ -227,7 +232,7 @@ export class GroupCommit {
   }
 
   private start(): void {
-    if (this.inFlight >= GROUPS_IN_FLIGHT || this.waiting.length === 0) {
+    if (this.inFlight >= this.groupsInFlight() || this.waiting.length === 0) {
       this.settleIdle();
       return;
     }

@@ -43,7 +43,14 @@ import {
 import { contactsPage, conversationPage } from './conversations.js';
 import type { Sql, Transaction } from './executor.js';
 import { answerVersions, getHub, upsertHub } from './hubs.js';
-import { applyGroup, GroupCommit, type GroupOutcome, hubsOfGroup, type IngestRequest } from './ingest.js';
+import {
+  applyGroup,
+  GROUPS_IN_FLIGHT,
+  GroupCommit,
+  type GroupOutcome,
+  hubsOfGroup,
+  type IngestRequest,
+} from './ingest.js';
 import {
   findKeyByHash,
   findKeyById,
@@ -117,7 +124,12 @@ export abstract class SqlStore implements Store {
   /** Closes the engine's connections, once the writes in flight are done. */
   protected abstract closeConnections(): Promise<void>;
 
-  private readonly liveWrites = new GroupCommit((group) => this.commitGroup(group));
+  /** Live write groups on their way at once (GroupCommit). */
+  protected readonly groupsInFlight: number = GROUPS_IN_FLIGHT;
+  private readonly liveWrites = new GroupCommit(
+    (group) => this.commitGroup(group),
+    () => this.groupsInFlight,
+  );
   private closed = false;
 
   /** Commits a group of live writes; an engine may override it with a faster path it measured. */
