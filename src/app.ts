@@ -41,7 +41,7 @@ import { IngestService } from './modules/ingest/ingest.usecases.js';
 import { createAuthorizeDeps } from './modules/keys/keys.authorize.js';
 import { RateLimiter } from './modules/keys/keys.ratelimit.js';
 import { KeyService } from './modules/keys/keys.usecases.js';
-import { AnswerCache } from './modules/messages/messages.cache.js';
+import { AnswerCache, watchHistory } from './modules/messages/messages.cache.js';
 import { answerMalformedUrl, registerMessagesRoutes } from './modules/messages/messages.routes.js';
 import { type AnswerSource, answersEncodedHere } from './modules/messages/messages.usecases.js';
 import { registerMetricsRoutes } from './modules/metrics/metrics.routes.js';
@@ -84,6 +84,8 @@ export interface AppDeps {
   metricsToken?: string | undefined;
   /** Memory for recent small answers (AnswerCache); 0 turns it off. */
   answerCacheBytes?: number;
+  /** The answer cache itself, made by the caller (a test that looks into it); unset: made here. */
+  answerCache?: AnswerCache | undefined;
   /**
    * The embedded store's answer threads (src/answers/): threads that read and encode the read
    * API's answers off the event loop; default one per core. PostgreSQL's answers are encoded here.
@@ -140,10 +142,12 @@ export function buildApp(deps: AppDeps): App {
           answersEncodedHere(deps.store),
         )
       : answersEncodedHere(deps.store));
+  const cache =
+    deps.answerCache ?? new AnswerCache(deps.answerCacheBytes ?? settingDefault('answerCacheBytes'));
   const messagesDeps = {
     store: deps.store,
     answers,
-    cache: new AnswerCache(deps.answerCacheBytes ?? settingDefault('answerCacheBytes')),
+    cache,
     authorize: createAuthorizeDeps({ keys, hubs, rateLimiter }),
     methods,
   };
@@ -215,6 +219,16 @@ export function buildApp(deps: AppDeps): App {
   app.addHook('onReady', async () => audit.start());
   app.addHook('onClose', () => audit.stop());
   app.addHook('onClose', async () => answers.close?.());
+  // What an unsend, an erasure or retention deleted does not stay in the answer cache.
+  const stopWatchingHistory = cache.enabled
+    ? watchHistory(
+        cache,
+        (listener) => deps.store.changes.onChange(listener),
+        async (hubId) => (await deps.store.changes.position(hubId))?.historyVersion,
+        (error) => app.log.warn({ err: error }, "answer cache: a hub's history version could not be read"),
+      )
+    : () => undefined;
+  app.addHook('onClose', () => stopWatchingHistory());
   const metrics = deps.metrics;
   if (metrics) registerMetricsRoutes(app, { metrics, token: deps.metricsToken });
   app.setErrorHandler((error, _request, reply) => answerError(error, reply));

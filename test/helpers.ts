@@ -15,6 +15,7 @@ import type { FeedReadAhead } from '../src/modules/changes/changes.read-ahead.js
 import { readChanges } from '../src/modules/changes/changes.usecases.js';
 import { HubService } from '../src/modules/hubs/hubs.usecases.js';
 import { KeyService } from '../src/modules/keys/keys.usecases.js';
+import type { AnswerCache } from '../src/modules/messages/messages.cache.js';
 import type { AnswerSource } from '../src/modules/messages/messages.usecases.js';
 import type { ContentStore } from '../src/store/content/content-store.js';
 import { openContentStore } from '../src/store/content/open.js';
@@ -154,11 +155,15 @@ export function withoutSettings(env: NodeJS.ProcessEnv = process.env): NodeJS.Pr
 }
 
 export async function startTestServer(
-  options: Partial<Config> & { metrics?: Metrics; answers?: (store: Store) => AnswerSource } = {},
+  options: Partial<Config> & {
+    metrics?: Metrics;
+    answers?: (store: Store) => AnswerSource;
+    answerCache?: AnswerCache;
+  } = {},
 ): Promise<TestServer> {
   const base = await createTestStore();
   const logs = new LogCapture();
-  const { metrics, answers, ...settings } = options;
+  const { metrics, answers, answerCache, ...settings } = options;
   const config = testConfig(base.dir, settings);
   const blobs = await openContentStore({
     contentStore: undefined,
@@ -174,6 +179,7 @@ export async function startTestServer(
     ...appSettings(config),
     metrics,
     answers: answers?.(base.store),
+    answerCache,
     answerThreads: 1,
   });
   const { app } = built;

@@ -10,7 +10,9 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { personalDataZip } from '../../src/modules/contacts/contacts.export.js';
+import { AnswerCache } from '../../src/modules/messages/messages.cache.js';
 import { type FakeLine, startFakeLine } from '../fixtures/fake-line.js';
 import { body, messageEvent, signed } from '../fixtures/line.js';
 import { rawRequest, startTestServer, type TestServer } from '../helpers.js';
@@ -21,12 +23,13 @@ const TARGET = 'U0e1d2c3b4a5968778695a4b3c2d1e0f9';
 const OTHER = 'U11112222333344445555666677778888';
 let server: TestServer;
 let line: FakeLine;
+const cache = new AnswerCache(16 * 1024 * 1024);
 let hub = 1700;
 let messageId = 800_000_000_000_000_000n;
 
 before(async () => {
   line = await startFakeLine({ token: TOKEN });
-  server = await startTestServer({ lineApiDataBaseUrl: line.base });
+  server = await startTestServer({ lineApiDataBaseUrl: line.base, answerCache: cache });
 });
 after(async () => {
   await server.close();
@@ -118,6 +121,17 @@ test('an erased contact is in no answer, feed page, search, content or (SQLite) 
 
   const all = `/api/line/${hubId}/messages?from=2000-01-01&to=2100-01-01`;
   assert.match((await get(all, read)).text, new RegExp(marker), 'the marker is there before');
+  /** The answers the server keeps in memory for the hub, decoded. */
+  const cached = () =>
+    cache.answersOf(hubId).map(([key, bytes]) => {
+      if (key.endsWith(' br')) return brotliDecompressSync(bytes).toString();
+      if (key.endsWith(' gzip')) return gunzipSync(bytes).toString();
+      return bytes.toString();
+    });
+  assert.ok(
+    cached().some((text) => text.includes(marker)),
+    'the answer with the marker is kept in memory before',
+  );
 
   const zipBefore = await personalDataZip({ store: server.store, blobs: server.blobs }, hubId, TARGET);
   assert.ok(zipBefore, 'the export holds the contact before');
@@ -128,6 +142,9 @@ test('an erased contact is in no answer, feed page, search, content or (SQLite) 
   const answer = await get(all, read);
   assert.equal(answer.status, 200);
   assert.doesNotMatch(answer.text, new RegExp(`${marker}|${TARGET}|90210`));
+  await until('the answers kept in memory hold none of it', async () =>
+    cached().every((text) => !text.includes(marker)),
+  );
   assert.match(answer.text, /someone else/, "another contact's messages stay");
 
   const feed = await get(`/api/line/${hubId}/changes?limit=1000`, read);

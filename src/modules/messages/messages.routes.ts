@@ -145,7 +145,7 @@ async function answerMessages(
   if (encoding === 'identity') {
     const json = Readable.from(body, { objectMode: false, highWaterMark: 64 * 1024 });
     if (!cache.enabled) return reply.send(pipeline(json, new PassThrough(), logFailure));
-    const { measure, keep, done } = cache.recorder(cacheKey);
+    const { measure, keep, done } = cache.recorder(cacheKey, range.hubId);
     return reply.send(
       pipeline(json, measure, keep, (error) => {
         done();
@@ -163,7 +163,7 @@ async function answerMessages(
     },
   );
   if (!cache.enabled) return reply.send(pipeline(json, compressor, logFailure));
-  const { measure, keep, done } = cache.recorder(cacheKey);
+  const { measure, keep, done } = cache.recorder(cacheKey, range.hubId);
   return reply.send(
     pipeline(json, measure, compressor, keep, (error) => {
       done();
