@@ -168,9 +168,14 @@ export function watchHistory(
 ): () => void {
   const seen = new Map<string, number>();
   const looking = new Set<string>();
+  /** Hubs changed again while being looked at: looked at once more after (the read may be older). */
+  const again = new Set<string>();
   let stopped = false;
   const look = (hubId: string) => {
-    if (looking.has(hubId)) return;
+    if (looking.has(hubId)) {
+      again.add(hubId);
+      return;
+    }
     looking.add(hubId);
     setTimeout(() => {
       historyVersion(hubId)
@@ -182,7 +187,10 @@ export function watchHistory(
         })
         // The answers stay keyed by version: never served stale, only kept longer.
         .catch(onError)
-        .finally(() => looking.delete(hubId));
+        .finally(() => {
+          looking.delete(hubId);
+          if (again.delete(hubId) && !stopped) look(hubId);
+        });
     }, HISTORY_LOOK_MS).unref();
   };
   const unlisten = onChange((hubId) => {

@@ -92,3 +92,45 @@ test("a hub's answers go when its history version moves, not when it only grows"
     stop();
   }
 });
+
+test('a change that comes while a hub is being looked at is looked at again after', async () => {
+  const cache = new AnswerCache(1600);
+  let listener: (hubId: string | undefined) => void = () => undefined;
+  let version = 1;
+  let reads = 0;
+  let release: () => void = () => undefined;
+  const stop = watchHistory(
+    cache,
+    (l) => {
+      listener = l;
+      return () => undefined;
+    },
+    async () => {
+      reads += 1;
+      const read = version;
+      // The first read is slow: the erasure commits after it read the version, before it ends.
+      if (reads === 2) await new Promise<void>((resolve) => (release = resolve));
+      return read;
+    },
+    (error) => assert.fail(String(error)),
+  );
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 250));
+  try {
+    cache.set('a1', 'a', bytes(10));
+    listener('a');
+    await settle(); // first look: version 1 seen
+    cache.set('a1', 'a', bytes(10));
+    listener('a'); // a new message: the look reads 1 and waits
+    await settle();
+    version = 2;
+    cache.set('a2', 'a', bytes(10)); // an answer made before the erasure, say
+    listener('a'); // the erasure's change, while the look is under way
+    release();
+    await settle();
+    await settle();
+    assert.equal(cache.get('a2'), undefined, 'looked at again, it saw version 2');
+    assert.equal(reads, 3);
+  } finally {
+    stop();
+  }
+});
