@@ -82,15 +82,15 @@ export function serverEnv(kind: StoreKind, secret: string): Record<string, strin
 }
 
 /**
- * PostgreSQL: ANALYZE of the change log's tables, which the dataset's generation leaves without
- * statistics (PostgresStore.analyze() covers contacts and messages only), as autovacuum would in
- * time. Without it the planner expects a handful of rows in `changes` and sorts all of the large
- * hub's contact changes on every page of the feed. The webhook tables too, as autovacuum would
- * once they have grown: with statistics, an endpoint newer than them makes PostgreSQL update each
- * delivery through webhook_deliveries_recent instead of its primary key (see
- * bench/results/2026-11-23-issue-16.md). Resolves to the seconds it took.
+ * PostgreSQL: ANALYZE of the change log's tables (and VACUUM of the outbox, below), which the
+ * dataset's generation leaves without statistics (PostgresStore.analyze() covers contacts and
+ * messages only), as autovacuum would in time. Without it the planner expects a handful of rows
+ * in `changes` and sorts all of the large hub's contact changes on every page of the feed. The
+ * webhook tables too, as autovacuum would once they have grown: with statistics, an endpoint newer
+ * than them makes PostgreSQL update each delivery through webhook_deliveries_recent instead of its
+ * primary key (see bench/results/2026-11-23-issue-16.md). Resolves to the seconds it took.
  */
-export async function analyzeChangeLog(kind: StoreKind): Promise<number | undefined> {
+export async function prepareChangeLogTables(kind: StoreKind): Promise<number | undefined> {
   if (kind !== 'postgres') return undefined;
   const client = new pg.Client({ connectionString: PG_URL });
   await client.connect();

@@ -17,8 +17,8 @@
  *    p99 (goal p99 < 100 ms), next to the webhooks' own round trip in the same run.
  * 3. Delivery throughput: one endpoint added, then --deliveries messages ingested (batches of
  *    1000); deliveries/s until all arrived (goal ≥ 2,000/s on SQLite). And Q5 (32 signed senders,
- *    one event per request) while such deliveries run, against Q5 alone before and after (goal:
- *    at most 10% slower).
+ *    one event per request) while such deliveries run, against Q5 alone just before and just
+ *    after (goal: at most 10% slower); --rounds rounds of both, the median ratio judged.
  */
 import path from 'node:path';
 import { createSecretBox } from '../src/lib/secrets.js';
@@ -27,7 +27,7 @@ import { KeyService } from '../src/modules/keys/keys.usecases.js';
 import { readArgs } from './args.js';
 import { LARGE_HUB } from './dataset.js';
 import {
-  analyzeChangeLog,
+  prepareChangeLogTables,
   type DeliveryRound,
   openStore,
   percentile,
@@ -77,7 +77,7 @@ async function prepare(kind: StoreKind): Promise<Hubs> {
     const started = performance.now();
     await store.migrate();
     console.log(`schema up to date in ${((performance.now() - started) / 1000).toFixed(1)} s`);
-    const analyzed = await analyzeChangeLog(kind);
+    const analyzed = await prepareChangeLogTables(kind);
     if (analyzed !== undefined)
       console.log(`ANALYZE of the change log, VACUUM and ANALYZE of the outbox: ${analyzed.toFixed(1)} s`);
     for (const endpoint of await store.webhooks.live()) {
@@ -318,13 +318,20 @@ async function run(kind: StoreKind): Promise<string[]> {
         };
       };
       // A fresh server's first seconds of load run slower (its code not yet optimised): not counted.
+      // Then rounds of: Q5 alone, the deliveries alone, the deliveries with Q5 running; and Q5 alone
+      // once more at the end. Each round's Q5 with deliveries is compared with the Q5 alone just
+      // before and just after it (one 10 s window of Q5 alone varies by 10-20 % on this machine).
       await q5('warm-up');
-      const q5Before = await q5('before');
-      const alone = await deliver('alone');
-      const withLoad = await deliver('with-q5', () => q5('during'));
-      const q5After = await q5('after');
+      const alone: number[] = [await q5('alone-0')];
+      const roundsAlone: DeliveryRound[] = [];
+      const roundsWithLoad: DeliveryRound[] = [];
+      for (let round = 1; round <= rounds; round++) {
+        roundsAlone.push(await deliver(`alone-${round}`));
+        roundsWithLoad.push(await deliver(`with-q5-${round}`, () => q5(`during-${round}`)));
+        alone.push(await q5(`alone-${round}`));
+      }
       await removeEndpoint(base, hubs.delivery, hubs.deliveryAdmin, sink.id);
-      // The same ingest with no endpoint, then Q5 as in the round with deliveries: what the ingest
+      // The same ingest with no endpoint, then Q5 as in a round with deliveries: what the ingest
       // alone leaves behind (PostgreSQL writes its WAL out, a checkpoint may start).
       await runJson('feed-client.ts', [
         'ingest',
@@ -342,21 +349,40 @@ async function run(kind: StoreKind): Promise<string[]> {
         '| round | ingest s | deliveries/s, from the first ingest request to the last arrival | deliveries/s, first to last arrival | delivered when the ingest ended | server CPU s | not verified |',
       );
       say('|---|---:|---:|---:|---:|---:|---:|');
-      for (const [name, r] of [
-        ['alone', alone],
-        ['with Q5 running', withLoad],
-      ] as const) {
+      const row = (name: string, r: DeliveryRound, goal: string) =>
         say(
-          `| ${name} | ${r.ingestSeconds.toFixed(1)} | ${fmt(r.endToEnd)} ${r.endToEnd >= 2000 ? '(goal met)' : '(GOAL MISSED)'} | ${fmt(r.firstToLast)} | ${r.atIngestEnd} | ${r.serverCpu.toFixed(1)} | ${r.failed} |`,
+          `| ${name} | ${r.ingestSeconds.toFixed(1)} | ${fmt(r.endToEnd)}${goal} | ${fmt(r.firstToLast)} | ${r.atIngestEnd} | ${r.serverCpu.toFixed(1)} | ${r.failed} |`,
         );
-      }
-      const without = (q5Before + q5After) / 2;
-      const during = withLoad.q5During ?? 0;
+      // The goal (≥ 2,000/s on SQLite) is for deliveries alone; with Q5 running they yield to it.
+      for (const [i, r] of roundsAlone.entries())
+        row(`${i + 1}, alone`, r, r.endToEnd >= 2000 ? ' (goal met)' : ' (GOAL MISSED)');
+      for (const [i, r] of roundsWithLoad.entries()) row(`${i + 1}, with Q5 running`, r, '');
+      say(`\nQ5 (32 signed senders, 1 event per request, ${loadSeconds} s each), events/s:\n`);
       say(
-        `\nQ5 right after the same ingest of ${deliveries.toLocaleString('en-US')} messages with no endpoint (no deliveries): ${fmt(q5AfterIngest)} events/s; the round with deliveries was ${(during / q5AfterIngest).toFixed(2)} of it.`,
+        '| round | alone before | while deliveries ran | alone after | deliveries ran throughout | ratio to the mean alone (goal ≥ 0.90) |',
       );
+      say('|---|---:|---:|---:|---|---:|');
+      const ratios = roundsWithLoad.map((r, i) => {
+        const before = alone[i] ?? 0;
+        const after = alone[i + 1] ?? 0;
+        const during = r.q5During ?? 0;
+        const ratio = during / ((before + after) / 2);
+        say(
+          `| ${i + 1} | ${fmt(before)} | ${fmt(during)} | ${fmt(after)} | ${r.afterLoad < deliveries ? `yes (${r.afterLoad} of ${deliveries} delivered when it ended)` : 'NO'} | ${ratio.toFixed(2)} |`,
+        );
+        return ratio;
+      });
+      const sorted = [...ratios].sort((a, b) => a - b);
+      const middle = sorted.length / 2;
+      const median = Number.isInteger(middle)
+        ? ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2
+        : (sorted[Math.floor(middle)] ?? 0);
       say(
-        `\nQ5 (32 signed senders, 1 event per request, ${loadSeconds} s): alone ${fmt(q5Before)} before and ${fmt(q5After)} after; while deliveries ran ${fmt(during)} events/s (deliveries had reached ${withLoad.afterLoad} of ${deliveries} when it ended, so they ran ${withLoad.afterLoad < deliveries ? 'throughout' : 'NOT throughout'}). Ratio ${(during / without).toFixed(2)} to the mean alone (goal ≥ 0.90: ${during / without >= 0.9 ? 'met' : 'MISSED'}).`,
+        `\nQ5 while deliveries ran, ratio to Q5 alone: min ${(sorted[0] ?? 0).toFixed(2)}, median ${median.toFixed(2)}, max ${(sorted.at(-1) ?? 0).toFixed(2)} of ${ratios.length} (goal ≥ 0.90 by the median: ${median >= 0.9 ? 'met' : 'MISSED'}).`,
+      );
+      const lastDuring = roundsWithLoad.at(-1)?.q5During ?? 0;
+      say(
+        `Q5 right after the same ingest of ${deliveries.toLocaleString('en-US')} messages with no endpoint (no deliveries): ${fmt(q5AfterIngest)} events/s; the last round with deliveries was ${(lastDuring / q5AfterIngest).toFixed(2)} of it.`,
       );
     }
   } finally {
