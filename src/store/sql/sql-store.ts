@@ -86,6 +86,14 @@ export interface WriteOptions {
    * after a conflict, and on the caller's thread (SQLite's other writes run on its writer thread).
    */
   readsCallersBatches?: boolean;
+  /**
+   * The work only records progress that is safe to make again: an outbox lease or an attempt's
+   * outcome, whose loss means a delivery is attempted again (at least once, as §10 allows). The
+   * engine may answer before the commit is on disk (PostgreSQL: synchronous_commit off, at most a
+   * fraction of a second lost if the database itself crashes, always the newest commits), so that
+   * the outbox's bookkeeping does not add disk syncs to those of webhook ingest.
+   */
+  redoable?: boolean;
 }
 
 export abstract class SqlStore implements Store {
@@ -290,11 +298,13 @@ export abstract class SqlStore implements Store {
     dispatch: (endpoint, now, max) => this.write((tx) => dispatchEndpoint(tx, endpoint, now, max)),
     replay: (endpoint, afterSeq, now) => this.write((tx) => replayEndpoint(tx, endpoint, afterSeq, now)),
     lease: (endpointId, now, leasedUntil, max, dueSince = 0) =>
-      this.write((tx) =>
-        leaseDeliveries(tx, this.skipLocked, endpointId, { now, dueSince, leasedUntil, max }),
+      this.write(
+        (tx) => leaseDeliveries(tx, this.skipLocked, endpointId, { now, dueSince, leasedUntil, max }),
+        { redoable: true },
       ),
     settle: async (results, now) => {
-      if (results.length > 0) await this.write((tx) => settleDeliveries(tx, results, now));
+      if (results.length > 0)
+        await this.write((tx) => settleDeliveries(tx, results, now), { redoable: true });
     },
     due: (before) => endpointsWithDueDeliveries(this.reads, before),
     nextDue: (endpointId) => nextDueAt(this.reads, endpointId),
