@@ -302,6 +302,7 @@ export function buildApp(deps: AppDeps): App {
       lineDataBaseUrl: deps.lineApiDataBaseUrl ?? settingDefault('lineApiDataBaseUrl'),
       concurrency: deps.downloadConcurrency ?? settingDefault('downloadConcurrency'),
       bytesPerSecond: 1e6 * (deps.downloadMbps ?? (deps.blobs.kind === 'postgres' ? PG_DOWNLOAD_MBPS : 0)),
+      busy: () => traffic.busy(),
       clock,
       onOutcome: metrics ? (outcome, bytes) => metrics.downloaded(outcome, bytes) : undefined,
     });

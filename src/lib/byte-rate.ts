@@ -2,7 +2,8 @@
  * A budget of bytes per second shared by several streams (a token bucket of one second's worth):
  * each stream's chunks pass once the budget has room for them, so together the streams move at
  * most `bytesPerSecond`, each at its share. Back-pressure does the rest: a stream that waits here
- * stops reading its source.
+ * stops reading its source. The budget may change from one moment to the next (a function: the
+ * content worker's is smaller while the process is busy with clients).
  */
 import { Transform, type TransformCallback } from 'node:stream';
 
@@ -11,11 +12,14 @@ export class ByteRate {
   private last: number;
   private queue: Promise<void> = Promise.resolve();
 
+  private readonly budget: () => number;
+
   constructor(
-    private readonly bytesPerSecond: number,
+    bytesPerSecond: number | (() => number),
     private readonly clock: () => number = () => performance.now(),
   ) {
-    this.available = bytesPerSecond;
+    this.budget = typeof bytesPerSecond === 'number' ? () => bytesPerSecond : bytesPerSecond;
+    this.available = this.budget();
     this.last = clock();
   }
 
@@ -29,19 +33,18 @@ export class ByteRate {
   private async wait(bytes: number): Promise<void> {
     for (;;) {
       const now = this.clock();
-      this.available = Math.min(
-        this.bytesPerSecond,
-        this.available + ((now - this.last) * this.bytesPerSecond) / 1000,
-      );
+      const bytesPerSecond = this.budget();
+      this.available = Math.min(bytesPerSecond, this.available + ((now - this.last) * bytesPerSecond) / 1000);
       this.last = now;
       // A chunk larger than a second's budget passes once the budget is full.
-      const need = Math.min(bytes, this.bytesPerSecond);
+      const need = Math.min(bytes, bytesPerSecond);
       if (this.available >= need) {
         this.available -= bytes;
         return;
       }
+      // Looked at again at least every 250 ms: the budget may have grown meanwhile.
       await new Promise((resolve) =>
-        setTimeout(resolve, Math.ceil(((need - this.available) * 1000) / this.bytesPerSecond)),
+        setTimeout(resolve, Math.min(250, Math.ceil(((need - this.available) * 1000) / bytesPerSecond))),
       );
     }
   }

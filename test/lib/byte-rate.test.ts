@@ -36,3 +36,25 @@ test('a piece larger than a second’s budget still passes (once the budget is f
   const got = await buffer(stream.pipe(rate.stream()));
   assert.ok(got.equals(sent));
 });
+
+test('a budget that changes: small while busy, and the bytes flow again as soon as it grows', async () => {
+  let busy = true;
+  const rate = new ByteRate(() => (busy ? 10_000 : 100_000_000));
+  const started = performance.now();
+  const { stream, sent } = source(1_000_000, 16_384, 5);
+  const limited = stream.pipe(rate.stream());
+  let received = 0;
+  limited.on('data', (chunk: Buffer) => {
+    received += chunk.length;
+  });
+  const got = buffer(limited);
+  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  // At 10 kB/s, a second lets a few pieces of 16 kB through, not the megabyte.
+  assert.ok(received < 200_000, `${received} bytes through while busy`);
+  busy = false;
+  const all = await got;
+  assert.ok(all.equals(sent), 'every byte, in order');
+  // Well under the 100 s the small budget would take (the budget is looked at every 250 ms).
+  const seconds = (performance.now() - started) / 1000;
+  assert.ok(seconds < 30, `took ${seconds.toFixed(2)} s`);
+});

@@ -27,6 +27,14 @@ import { contentOf, type LineAnswer, transcodingOf } from './line-content.js';
  * at 32 MB/s to 0.80).
  */
 export const PG_DOWNLOAD_MBPS = 32;
+/**
+ * The share of that budget left to downloads while the process is busy with clients (as webhook
+ * deliveries yield: ../../lib/traffic.ts); they go on at full budget when it is quieter. 10
+ * downloads of 50 MB beside webhook ingest (Q5) on PostgreSQL, Q5's ratio to Q5 alone in three
+ * rounds (bench/media.ts --parts 2): 32 MB/s throughout 0.51-0.64; 1/8 of it while busy 0.75-0.89;
+ * 1/32 while busy 0.86-1.04.
+ */
+export const BUSY_SHARE = 1 / 32;
 /** Downloads of one hub at once, on every node together. */
 export const PER_HUB = 4;
 const LEASE_MS = 15_000;
@@ -57,6 +65,8 @@ export interface ContentWorkerOptions {
   concurrency: number;
   /** CHATLOG_DOWNLOAD_MBPS in bytes: what all downloads write together each second; 0 or none, no limit. */
   bytesPerSecond?: number;
+  /** True while the process serves many requests: the downloads then write BUSY_SHARE of bytesPerSecond. */
+  busy?: () => boolean;
   clock?: () => number;
   sweepMs?: number;
   /** Told of each attempt's outcome and of the bytes kept (metrics). */
@@ -80,7 +90,9 @@ export class ContentWorker {
 
   constructor(private readonly options: ContentWorkerOptions) {
     this.clock = options.clock ?? Date.now;
-    this.rate = options.bytesPerSecond ? new ByteRate(options.bytesPerSecond) : undefined;
+    const full = options.bytesPerSecond;
+    const busy = options.busy;
+    this.rate = full ? new ByteRate(busy ? () => (busy() ? full * BUSY_SHARE : full) : full) : undefined;
   }
 
   start(): void {
