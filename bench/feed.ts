@@ -27,10 +27,10 @@ import { KeyService } from '../src/modules/keys/keys.usecases.js';
 import { readArgs } from './args.js';
 import { LARGE_HUB } from './dataset.js';
 import {
-  prepareChangeLogTables,
   type DeliveryRound,
   openStore,
   percentile,
+  prepareChangeLogTables,
   readManifest,
   receiverStats,
   type StoreKind,
