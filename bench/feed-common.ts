@@ -112,6 +112,15 @@ export function percentile(values: readonly number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
 }
 
+/** The middle value (the mean of the two middle ones when there are an even number). */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length / 2;
+  return Number.isInteger(middle)
+    ? ((sorted[middle - 1] ?? Number.NaN) + (sorted[middle] ?? Number.NaN)) / 2
+    : (sorted[Math.floor(middle)] ?? Number.NaN);
+}
+
 export interface ReceiverStats {
   received: number;
   verified: number;

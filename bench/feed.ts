@@ -28,6 +28,7 @@ import { readArgs } from './args.js';
 import { LARGE_HUB } from './dataset.js';
 import {
   type DeliveryRound,
+  median,
   openStore,
   percentile,
   prepareChangeLogTables,
@@ -372,13 +373,9 @@ async function run(kind: StoreKind): Promise<string[]> {
         );
         return ratio;
       });
-      const sorted = [...ratios].sort((a, b) => a - b);
-      const middle = sorted.length / 2;
-      const median = Number.isInteger(middle)
-        ? ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2
-        : (sorted[Math.floor(middle)] ?? 0);
+      const middle = median(ratios);
       say(
-        `\nQ5 while deliveries ran, ratio to Q5 alone: min ${(sorted[0] ?? 0).toFixed(2)}, median ${median.toFixed(2)}, max ${(sorted.at(-1) ?? 0).toFixed(2)} of ${ratios.length} (goal ≥ 0.90 by the median: ${median >= 0.9 ? 'met' : 'MISSED'}).`,
+        `\nQ5 while deliveries ran, ratio to Q5 alone: min ${Math.min(...ratios).toFixed(2)}, median ${middle.toFixed(2)}, max ${Math.max(...ratios).toFixed(2)} of ${ratios.length} (goal ≥ 0.90 by the median: ${middle >= 0.9 ? 'met' : 'MISSED'}).`,
       );
       const lastDuring = roundsWithLoad.at(-1)?.q5During ?? 0;
       say(

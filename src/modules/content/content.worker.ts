@@ -24,7 +24,7 @@ import { contentOf, type LineAnswer, transcodingOf } from './line-content.js';
  * MB/s all downloads of a process write together when the content is in PostgreSQL and
  * CHATLOG_DOWNLOAD_MBPS is not set: the chunks go through the WAL every webhook's commit waits
  * for (measured: 10 downloads of 50 MB at full speed cut webhook ingest to 0.40 of its rate,
- * at 32 MB/s to 0.80).
+ * at 32 MB/s to 0.51-0.64 in rounds; hence BUSY_SHARE).
  */
 export const PG_DOWNLOAD_MBPS = 32;
 /**

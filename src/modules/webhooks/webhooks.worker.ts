@@ -40,7 +40,7 @@ const REFILL_AT = 32;
  * a backlog IN_FLIGHT_WHEN_BUSY at a time every BUSY_PAUSE_MS. A loop that keeps up with a hub's
  * webhooks leases each delivery within a few ms of its change. At 1 s, the 20,000 deliveries of a
  * bulk ingest that ended just before 32 senders began still went at full speed for that second:
- * Q5 with them was 0.71-0.96 of Q5 alone on PostgreSQL, at 250 ms 0.96-1.01 (bench/feed.ts --parts 3).
+ * Q5 with them was 0.71-1.00 of Q5 alone on PostgreSQL, at 250 ms 0.82-1.01 (bench/feed.ts --parts 3).
  */
 const FRESH_MS = 250;
 const IN_FLIGHT_WHEN_BUSY = 2;
