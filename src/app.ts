@@ -133,15 +133,17 @@ export function buildApp(deps: AppDeps): App {
   const hubs = new HubService(deps.store, deps.secrets, clock);
   const rateLimiter = new RateLimiter({ redisUrl: deps.redisUrl, log: deps.logger });
   const methods = new PathMethods();
-  const answers =
-    deps.answers ??
-    (deps.store instanceof SqliteStore
+  // SQLite's answers and feed pages are read and encoded on threads of their own (src/answers/).
+  const threads =
+    !deps.answers && deps.store instanceof SqliteStore
       ? new AnswerThreads(
           { file: deps.store.file },
           deps.answerThreads ?? availableParallelism(),
           answersEncodedHere(deps.store),
+          deps.store.changes,
         )
-      : answersEncodedHere(deps.store));
+      : undefined;
+  const answers = deps.answers ?? threads ?? answersEncodedHere(deps.store);
   const cache =
     deps.answerCache ?? new AnswerCache(deps.answerCacheBytes ?? settingDefault('answerCacheBytes'));
   const messagesDeps = {
@@ -248,6 +250,7 @@ export function buildApp(deps: AppDeps): App {
     keepDays: deps.changesKeepDays ?? settingDefault('changesKeepDays'),
     methods,
     stopping: stopping.signal,
+    feed: threads,
   });
   registerSearchRoutes(app, { store: deps.store, authorize: messagesDeps.authorize, methods });
   const ingest = new IngestService({

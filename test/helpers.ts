@@ -312,5 +312,22 @@ export async function readFeedPage(
 ): Promise<Change[]> {
   const position = await store.changes.position(hubId);
   const checked = { hubId, after, limit, waitMs: 0, position, headers: {} };
-  return (await readChanges(store, checked, undefined, readAhead)).changes;
+  return changesOfJson((await readChanges(store, checked, undefined, readAhead)).body);
+}
+
+/** The changes a page's body holds (FeedJsonPage), back as the store's Change values. */
+export function changesOfJson(body: Uint8Array): Change[] {
+  const served = JSON.parse(`[${Buffer.from(body).toString('utf8')}]`) as Array<Record<string, unknown>>;
+  return served.map((json) => {
+    const change = { ...json, seq: Number(json.seq), at: Date.parse(json.at as string) };
+    if (json.type === 'retention.applied')
+      return { ...change, before: Date.parse(json.before as string) } as Change;
+    if (json.type !== 'message.created') return change as Change;
+    const message = json.message as { createdAt: string };
+    return {
+      ...change,
+      message: { ...message, createdAt: Date.parse(message.createdAt) },
+      line: json.line === undefined ? null : JSON.stringify(json.line),
+    } as Change;
+  });
 }

@@ -65,7 +65,23 @@ async function answer(id: number, query: MessageQuery, stream: Stream): Promise<
   }
 }
 
+async function feedPage(id: number, hubId: string, afterSeq: number, limit: number): Promise<void> {
+  try {
+    const page = await readers.feedJson(hubId, afterSeq, limit);
+    // A buffer of its own (a small one may share Node's pool), so that it can be transferred.
+    const own = page.body.byteOffset === 0 && page.body.byteLength === page.body.buffer.byteLength;
+    const body = own ? page.body : new Uint8Array(page.body);
+    post({ id, page: { ...page, body } }, [body.buffer as ArrayBuffer]);
+  } catch (error) {
+    post({ id, error: serializeError(error) });
+  }
+}
+
 port.on('message', (message: ToThread) => {
+  if ('feed' in message) {
+    void feedPage(message.feed, message.hubId, message.afterSeq, message.limit);
+    return;
+  }
   if ('open' in message) {
     const stream: Stream = { credit: CHUNKS_AHEAD, cancelled: false, wake: undefined };
     streams.set(message.open, stream);

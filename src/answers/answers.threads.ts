@@ -7,14 +7,19 @@
  * socket. A thread sends a few chunks ahead and then one per chunk the main thread takes, so a
  * slow client holds back its own answer and nothing else; a client that leaves cancels it.
  *
+ * The change feed's pages are read and encoded there too, each a single message both ways (its
+ * body transferred): a catch-up's server work leaves the event loop as an export's does.
+ *
  * Answers are spread over the threads by how many each is streaming now; until one has loaded, they
  * are made on the main thread, the same bytes (`meanwhile`). A thread that dies fails
  * the answers it was streaming (their clients see a cut answer, as with any failure mid-stream)
  * and is started again for the next one.
  */
 import type { Worker } from 'node:worker_threads';
+import type { FeedSource } from '../modules/changes/changes.usecases.js';
 import type { AnswerSource, MessagesRange } from '../modules/messages/messages.usecases.js';
 import { deserializeError, startThread } from '../store/sqlite/sqlite.thread.js';
+import type { FeedJsonPage } from '../store/store.js';
 import type { AnswerThreadOptions, FromThread, ToThread } from './answers.protocol.js';
 
 interface Incoming {
@@ -24,14 +29,24 @@ interface Incoming {
   wake: (() => void) | undefined;
 }
 
+interface PendingPage {
+  resolve: (page: FeedJsonPage) => void;
+  reject: (error: Error) => void;
+}
+
 interface Thread {
   worker: Worker;
   streams: Map<number, Incoming>;
+  /** Pages of the change feed asked for and not yet answered. */
+  pages: Map<number, PendingPage>;
   /** Its code loaded and its first connection open: until then, answers are made here. */
   ready: boolean;
 }
 
-export class AnswerThreads implements AnswerSource {
+/** What a thread has in hand: answers it streams and feed pages it reads. */
+const load = (thread: Thread) => thread.streams.size + thread.pages.size;
+
+export class AnswerThreads implements AnswerSource, FeedSource {
   private readonly threads: Array<Thread | undefined>;
   private nextId = 1;
   private closed = false;
@@ -44,6 +59,8 @@ export class AnswerThreads implements AnswerSource {
      * first one after a start need not wait for a thread to load its code).
      */
     private readonly meanwhile: AnswerSource,
+    /** The feed's pages read here, likewise (the store). */
+    private readonly feedMeanwhile: FeedSource,
   ) {
     this.threads = Array.from({ length: Math.max(1, count) }, () => undefined);
   }
@@ -65,7 +82,7 @@ export class AnswerThreads implements AnswerSource {
     }
   }
 
-  /** How many answers the threads are streaming now. */
+  /** How many answers the threads are streaming now (feed pages being read not counted). */
   get streaming(): number {
     return this.threads.reduce((n, thread) => n + (thread?.streams.size ?? 0), 0);
   }
@@ -102,6 +119,18 @@ export class AnswerThreads implements AnswerSource {
     }
   }
 
+  /** A page of the change feed as its JSON, read and encoded on the least busy thread. */
+  pageJson(hubId: string, afterSeq: number, limit: number): Promise<FeedJsonPage> {
+    if (this.closed) return Promise.reject(new Error('the server is stopping'));
+    const thread = this.leastBusy();
+    if (!thread) return this.feedMeanwhile.pageJson(hubId, afterSeq, limit);
+    const id = this.nextId++;
+    return new Promise<FeedJsonPage>((resolve, reject) => {
+      thread.pages.set(id, { resolve, reject });
+      thread.worker.postMessage({ feed: id, hubId, afterSeq, limit } satisfies ToThread);
+    });
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     await Promise.all(this.threads.map((thread) => thread?.worker.terminate()));
@@ -112,7 +141,7 @@ export class AnswerThreads implements AnswerSource {
     let best: Thread | undefined;
     for (let i = 0; i < this.threads.length; i++) {
       const thread = this.thread(i);
-      if (thread.ready && (!best || thread.streams.size < best.streams.size)) best = thread;
+      if (thread.ready && (!best || load(thread) < load(best))) best = thread;
     }
     return best;
   }
@@ -121,10 +150,19 @@ export class AnswerThreads implements AnswerSource {
     const existing = this.threads[index];
     if (existing) return existing;
     const worker = startThread(new URL('./answers.thread.js', import.meta.url), this.options);
-    const thread: Thread = { worker, streams: new Map(), ready: false };
+    const thread: Thread = { worker, streams: new Map(), pages: new Map(), ready: false };
     worker.on('message', (message: FromThread) => {
       if ('ready' in message) {
         thread.ready = true;
+        return;
+      }
+      const page = thread.pages.get(message.id);
+      if (page) {
+        thread.pages.delete(message.id);
+        if ('page' in message) {
+          const { body } = message.page;
+          page.resolve({ ...message.page, body: Buffer.from(body.buffer, body.byteOffset, body.byteLength) });
+        } else if ('error' in message) page.reject(deserializeError(message.error));
         return;
       }
       const incoming = thread.streams.get(message.id);
@@ -133,7 +171,7 @@ export class AnswerThreads implements AnswerSource {
         const { chunk } = message;
         incoming.chunks.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
       } else if ('end' in message) incoming.done = true;
-      else incoming.error = deserializeError(message.error);
+      else if ('error' in message) incoming.error = deserializeError(message.error);
       const wake = incoming.wake;
       incoming.wake = undefined;
       wake?.();
@@ -146,6 +184,8 @@ export class AnswerThreads implements AnswerSource {
         incoming.wake?.();
       }
       thread.streams.clear();
+      for (const page of thread.pages.values()) page.reject(error);
+      thread.pages.clear();
     };
     worker.on('error', lost);
     worker.on('exit', (code) => lost(new Error(`an answer thread stopped (exit code ${code})`)));

@@ -326,6 +326,18 @@ export const CHANGE_TYPES: readonly ChangeType[] = [
 ];
 
 /** One change of a hub's feed (CONTRACT §9); `at` is its commit time, epoch ms. */
+/** A page of the feed as its JSON (CONTRACT §9), made where its rows are read. */
+export interface FeedJsonPage {
+  /** The page's changes, each as the feed serves it, comma-separated, in UTF-8. */
+  body: Uint8Array;
+  /** How many changes `body` holds. */
+  count: number;
+  /** The seq of the last of them; undefined when there are none. */
+  lastSeq: number | undefined;
+  /** More changes follow the last (the look found more than the page's limit). */
+  hasMore: boolean;
+}
+
 export type Change =
   | {
       seq: number;
@@ -565,6 +577,8 @@ export interface Store {
     position(hubId: string): Promise<FeedPosition | undefined>;
     /** The changes after `afterSeq`, at most `limit`, oldest first. */
     page(hubId: string, afterSeq: number, limit: number): Promise<Change[]>;
+    /** The same page as the feed serves it (its JSON), and whether more changes follow it. */
+    pageJson(hubId: string, afterSeq: number, limit: number): Promise<FeedJsonPage>;
     /** The changes of these seqs that are still served (a deleted message's creation is not). */
     at(hubId: string, seqs: readonly number[]): Promise<Change[]>;
     /**

@@ -24,7 +24,7 @@ before(async () => {
   server = await startTestServer({
     answers: (store) => {
       assert.ok(store instanceof SqliteStore);
-      threads = new AnswerThreads({ file: store.file }, 2, answersEncodedHere(store));
+      threads = new AnswerThreads({ file: store.file }, 2, answersEncodedHere(store), store.changes);
       return threads;
     },
   });
@@ -100,5 +100,23 @@ test('twenty whole answers at once, and clients that leave mid-answer, leave not
   for (const body of await Promise.all(whole)) assert.ok(body.equals(expected));
   for (let i = 0; i < 200 && threads.streaming > 0; i++)
     await new Promise((resolve) => setTimeout(resolve, 10));
+  assert.equal(threads.streaming, 0);
+});
+
+test('pages of the change feed read on the threads are the pages the store reads, many at once', async () => {
+  const expected = [];
+  for (let after = 0; ; ) {
+    const page = await server.store.changes.pageJson('100', after, 700);
+    expected.push({ after, page });
+    if (!page.hasMore) break;
+    after = page.lastSeq ?? after;
+  }
+  assert.ok(expected.length >= 9);
+  const served = await Promise.all(expected.map(({ after }) => threads.pageJson('100', after, 700)));
+  served.forEach((page, i) => {
+    const want = expected[i]?.page;
+    assert.ok(want && Buffer.from(page.body).equals(Buffer.from(want.body)), `page ${i}`);
+    assert.deepEqual({ ...page, body: undefined }, { ...want, body: undefined });
+  });
   assert.equal(threads.streaming, 0);
 });

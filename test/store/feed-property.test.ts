@@ -229,7 +229,7 @@ test('a reader following the feed keeps an exact copy of the hub, whatever it is
 
       // The reader of the first hub, through the feed's use case with a read-ahead as the server's.
       const hubId = hubIds[0]!;
-      const readAhead = new FeedReadAhead(store);
+      const readAhead = new FeedReadAhead(store.changes);
       const copy: Copy = { messages: new Map(), contacts: new Map() };
       let cursor = 0;
       /** Cursors it reached, each after applying a page: where it may go back to. */

@@ -67,7 +67,7 @@ test('the page served after any write is the page a fresh read gives', async () 
         const ops = messages.map(([lineId, minute], n) => message(n, lineId, minute));
         await store.messages.ingest(hubId, ops, now);
 
-        const readAhead = new FeedReadAhead(store);
+        const readAhead = new FeedReadAhead(store.changes);
         let cursor = 0;
         for (let n = 0; n < pagesBefore; n++) {
           const page = await readFeedPage(store, readAhead, hubId, cursor, limit);

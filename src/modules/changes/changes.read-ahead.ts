@@ -10,10 +10,11 @@
  * read the same history version: no change other than an appended message committed in between (an
  * unsend, an erasure, retention, a contact's new name all move the version), and an appended
  * message has a seq past every change of a full page (seq order is commit order). Anything else, a
- * page that is not full included, is read again. A page is taken once, and dropped unread after
+ * page no change was seen to follow included, is read again. A page is taken once, and dropped unread after
  * KEEP_MS, so what an erasure removed does not stay here.
  */
-import type { Change, Store } from '../../store/store.js';
+import type { FeedJsonPage } from '../../store/store.js';
+import type { FeedSource } from './changes.usecases.js';
 
 /** Read-ahead pages kept at once (one per client catching up); a new one past it drops the oldest. */
 const MAX_PAGES = 16;
@@ -23,7 +24,7 @@ const KEEP_MS = 5_000;
 interface Ahead {
   version: number;
   limit: number;
-  rows: Promise<Change[] | undefined>;
+  page: Promise<FeedJsonPage | undefined>;
   timer: NodeJS.Timeout;
 }
 
@@ -32,10 +33,10 @@ export class FeedReadAhead {
   /** Pages served from here, and pages read ahead but read again (history moved, or not full). */
   readonly counts = { served: 0, readAgain: 0 };
 
-  constructor(private readonly store: Store) {}
+  constructor(private readonly source: FeedSource) {}
 
   /**
-   * Reads the `limit` changes after `afterSeq` now, for a request to come. `version` is the hub's
+   * Reads the `limit` changes after `afterSeq` now (and whether more follow), for a request to come. `version` is the hub's
    * history version read before this call.
    */
   start(hubId: string, afterSeq: number, limit: number, version: number): void {
@@ -43,32 +44,37 @@ export class FeedReadAhead {
     this.drop(key);
     const oldest = this.pages.keys().next();
     if (this.pages.size >= MAX_PAGES && !oldest.done) this.drop(oldest.value);
-    const rows = new Promise<Change[] | undefined>((resolve) => {
-      // After the answer in hand has been handed to the socket (SQLite reads synchronously).
+    const page = new Promise<FeedJsonPage | undefined>((resolve) => {
+      // After the answer in hand has been handed to the socket (SQLite's store reads synchronously).
       setImmediate(() => {
-        this.store.changes.page(hubId, afterSeq, limit).then(resolve, () => resolve(undefined));
+        this.source.pageJson(hubId, afterSeq, limit).then(resolve, () => resolve(undefined));
       });
     });
     const timer = setTimeout(() => this.drop(key), KEEP_MS).unref();
-    this.pages.set(key, { version, limit, rows, timer });
+    this.pages.set(key, { version, limit, page, timer });
   }
 
   /**
    * The page read ahead for exactly this look, if the hub's history version read for it (before
-   * it) is the one the page was read under and the page was full; otherwise undefined: read it.
+   * it) is the one the page was read under and more changes followed it; otherwise undefined: read it.
    */
-  async take(hubId: string, afterSeq: number, limit: number, version: number): Promise<Change[] | undefined> {
+  async take(
+    hubId: string,
+    afterSeq: number,
+    limit: number,
+    version: number,
+  ): Promise<FeedJsonPage | undefined> {
     const key = keyOf(hubId, afterSeq, limit);
     const ahead = this.pages.get(key);
     if (!ahead) return undefined;
     this.drop(key);
-    const rows = ahead.version === version ? await ahead.rows : undefined;
-    if (rows?.length !== ahead.limit) {
+    const page = ahead.version === version ? await ahead.page : undefined;
+    if (!page?.hasMore) {
       this.counts.readAgain += 1;
       return undefined;
     }
     this.counts.served += 1;
-    return rows;
+    return page;
   }
 
   private drop(key: string): void {

@@ -7,7 +7,7 @@ import { changeErrors } from './changes.errors.js';
 import { FeedReadAhead } from './changes.read-ahead.js';
 import { changesRouteSchema } from './changes.schemas.js';
 import { serializePage } from './changes.serializer.js';
-import { type ChangesDeps, checkChangesRequest, readChanges } from './changes.usecases.js';
+import { type ChangesDeps, checkChangesRequest, type FeedSource, readChanges } from './changes.usecases.js';
 
 export const CHANGES_PATH = '/api/line/:hubId/changes';
 
@@ -15,10 +15,13 @@ export interface ChangesRouteDeps extends ChangesDeps {
   methods: PathMethods;
   /** Aborted when the server begins to stop: a held long poll answers at once with what there is. */
   stopping: AbortSignal;
+  /** Where pages are read and encoded (the answer threads on SQLite); the store when unset. */
+  feed?: FeedSource | undefined;
 }
 
 export function registerChangesRoutes(app: FastifyInstance, deps: ChangesRouteDeps): void {
-  const readAhead = new FeedReadAhead(deps.store);
+  const source = deps.feed ?? deps.store.changes;
+  const readAhead = new FeedReadAhead(source);
   app.route<{ Params: { hubId: string } }>({
     method: 'GET',
     url: CHANGES_PATH,
@@ -46,9 +49,10 @@ export function registerChangesRoutes(app: FastifyInstance, deps: ChangesRouteDe
           checked,
           AbortSignal.any([left.signal, deps.stopping]),
           readAhead,
+          source,
         );
         if (left.signal.aborted) return reply;
-        if (request.audit) request.audit.messages = page.changes.length;
+        if (request.audit) request.audit.messages = page.count;
         return reply.headers(checked.headers).type(JSON_TYPE).send(serializePage(page));
       } finally {
         reply.raw.removeListener('close', onClose);

@@ -4,7 +4,7 @@
  */
 
 import type { AppError } from '../../lib/errors.js';
-import type { Change, FeedPosition, Store } from '../../store/store.js';
+import type { FeedJsonPage, FeedPosition, Store } from '../../store/store.js';
 import type { AuditSlot } from '../audit/audit.slot.js';
 import { type AuthorizeDeps, authorizePartTwo, partTwoEndpoint } from '../keys/keys.authorize.js';
 import { decodeCursor, encodeCursor } from './changes.cursor.js';
@@ -105,8 +105,15 @@ function wholeNumber(text: string | null, absent: number): number | undefined {
   return WHOLE_NUMBER.test(text) ? Number(text) : undefined;
 }
 
+/** Where a page of the feed is read and encoded: the store, or the answer threads on SQLite. */
+export interface FeedSource {
+  pageJson(hubId: string, afterSeq: number, limit: number): Promise<FeedJsonPage>;
+}
+
 export interface ChangesPage {
-  changes: Change[];
+  /** The changes as the feed serves them, comma-separated (FeedJsonPage). */
+  body: Uint8Array;
+  count: number;
   cursor: string;
   hasMore: boolean;
 }
@@ -122,6 +129,7 @@ export async function readChanges(
   request: CheckedChangesRequest,
   signal?: AbortSignal,
   readAhead?: FeedReadAhead,
+  source: FeedSource = store.changes,
 ): Promise<ChangesPage> {
   const { hubId, limit } = request;
   const deadline = Date.now() + request.waitMs;
@@ -135,16 +143,13 @@ export async function readChanges(
     const waiter = remaining > 0 && !signal?.aborted ? store.changes.subscribe(hubId) : undefined;
     try {
       const found =
-        (look === 0 &&
-          position &&
-          (await readAhead?.take(hubId, after, limit + 1, position.historyVersion))) ||
-        (await store.changes.page(hubId, after, limit + 1));
-      if (found.length > 0 || !waiter) {
-        const changes = found.slice(0, limit);
-        const last = changes.at(-1)?.seq ?? end ?? after;
-        const hasMore = found.length > limit;
-        if (hasMore && position) readAhead?.start(hubId, last, limit + 1, position.historyVersion);
-        return { changes, cursor: encodeCursor(hubId, last), hasMore };
+        (look === 0 && position && (await readAhead?.take(hubId, after, limit, position.historyVersion))) ||
+        (await source.pageJson(hubId, after, limit));
+      if (found.count > 0 || !waiter) {
+        const last = found.lastSeq ?? end ?? after;
+        if (found.hasMore && position) readAhead?.start(hubId, last, limit, position.historyVersion);
+        const { body, count, hasMore } = found;
+        return { body, count, cursor: encodeCursor(hubId, last), hasMore };
       }
       const stop = () => waiter.cancel();
       signal?.addEventListener('abort', stop, { once: true });

@@ -7,12 +7,30 @@
 import pg from 'pg';
 import Cursor from 'pg-cursor';
 import * as answer from '../sql/answers.js';
-import { FEED_SQL, type FeedClock, type FeedTuple, feedParams, toChange } from '../sql/changes.js';
+import {
+  FEED_SQL,
+  type FeedClock,
+  type FeedJsonRow,
+  type FeedTuple,
+  feedJsonPage,
+  feedJsonPageSql,
+  feedParams,
+  type JsonDialect,
+  toChange,
+} from '../sql/changes.js';
 import { numberPlaceholders, type Sql, type Transaction } from '../sql/executor.js';
 import { type GroupOutcome, hubsOfGroup, type IngestRequest } from '../sql/ingest.js';
 import { type DdlTypes, migrateSchema } from '../sql/schema.js';
 import { SqlStore, type WriteOptions } from '../sql/sql-store.js';
-import type { Change, ImportMessage, ImportOutcome, MessageQuery, MessageRow, PoolState } from '../store.js';
+import type {
+  Change,
+  FeedJsonPage,
+  ImportMessage,
+  ImportOutcome,
+  MessageQuery,
+  MessageRow,
+  PoolState,
+} from '../store.js';
 import { onlyMessages, storeMessagesInOneStatement } from './postgres.fast-ingest.js';
 import { importIntoPostgres } from './postgres.import.js';
 import { POSTGRES_SEARCH } from './postgres.search.js';
@@ -80,6 +98,29 @@ const COUNT_IN_RANGE_SQL = `
 const FEED_PAGE = {
   name: 'chatlog_feed_page',
   text: numberPlaceholders(FEED_SQL),
+  rowMode: 'array',
+} as const;
+
+/** The first millisecond of year 1: PostgreSQL calls year 0 (ISO 8601's, formatTimestamp's) 1 BC. */
+const YEAR_ONE_MS = -62_135_596_800_000;
+
+/** JSON as JSON.stringify and formatTimestamp write it, in PostgreSQL (changes.ts feedJsonSql). */
+export const POSTGRES_JSON: JsonDialect = {
+  quote: (text) => `to_json((${text})::text)::text`,
+  time: (epochMs) => {
+    const millis = `((${epochMs} % 1000) + 1000) % 1000`;
+    const utc = `to_timestamp((${epochMs} - ${millis}) / 1000) AT TIME ZONE 'UTC'`;
+    return `'"' || CASE WHEN ${epochMs} < ${YEAR_ONE_MS}
+        THEN '0000' || to_char(${utc}, '-MM-DD"T"HH24:MI:SS')
+        ELSE to_char(${utc}, 'YYYY-MM-DD"T"HH24:MI:SS') END
+      || '.' || lpad((${millis})::text, 3, '0') || 'Z"'`;
+  },
+};
+
+/** FEED_PAGE with each change as its JSON: rows of [seq, json]. */
+const FEED_JSON_PAGE = {
+  name: 'chatlog_feed_json_page',
+  text: numberPlaceholders(feedJsonPageSql(POSTGRES_JSON)),
   rowMode: 'array',
 } as const;
 
@@ -184,6 +225,19 @@ export class PostgresStore extends SqlStore {
       query_timeout: this.smallQueryTimeoutMs,
     } as pg.QueryArrayConfig);
     return result.rows.flatMap((row) => toChange(row) ?? []);
+  }
+
+  protected override async readFeedJson(
+    hubId: string,
+    afterSeq: number,
+    limit: number,
+  ): Promise<FeedJsonPage> {
+    const result = await this.pool.query<FeedJsonRow>({
+      ...FEED_JSON_PAGE,
+      values: feedParams(hubId, afterSeq, limit + 1),
+      query_timeout: this.smallQueryTimeoutMs,
+    } as pg.QueryArrayConfig);
+    return feedJsonPage(result.rows, limit);
   }
 
   async migrate(): Promise<void> {

@@ -6,6 +6,7 @@
  */
 import type {
   Change,
+  FeedJsonPage,
   ImportMessage,
   ImportOutcome,
   MessageQuery,
@@ -179,6 +180,12 @@ export abstract class SqlStore implements Store {
     return readFeed(this.reads, hubId, afterSeq, limit);
   }
 
+  /**
+   * One page of the feed as its JSON (`limit + 1` rows looked at, so the page knows whether more
+   * follow), in one snapshot, made by the engine's SQL (changes.ts feedJsonSql).
+   */
+  protected abstract readFeedJson(hubId: string, afterSeq: number, limit: number): Promise<FeedJsonPage>;
+
   /** What a select adds to lock its rows and pass over rows another transaction holds (PostgreSQL). */
   protected readonly skipLocked: string = '';
 
@@ -263,6 +270,7 @@ export abstract class SqlStore implements Store {
   changes: Store['changes'] = {
     position: (hubId) => feedPosition(this.reads, hubId),
     page: (hubId, afterSeq, limit) => this.readFeedPage(hubId, afterSeq, limit),
+    pageJson: (hubId, afterSeq, limit) => this.readFeedJson(hubId, afterSeq, limit),
     at: (hubId, seqs) => readChangesAt(this.reads, hubId, seqs),
     subscribe: (hubId) => this.wakeups.subscribe(hubId),
     onChange: (listener) => this.wakeups.listen(listener),

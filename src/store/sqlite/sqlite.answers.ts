@@ -8,8 +8,9 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type Database from 'better-sqlite3';
 import * as answer from '../sql/answers.js';
-import type { MessageQuery, MessageRow, PoolState } from '../store.js';
+import type { FeedJsonPage, MessageQuery, MessageRow, PoolState } from '../store.js';
 import { openDatabase } from './sqlite.driver.js';
+import { type FeedJsonReader, feedJsonReader, SQLITE_JSON } from './sqlite.feed.js';
 
 type Db = Database.Database;
 
@@ -46,9 +47,7 @@ const JSON_COLUMNS = `c.id,
   '{"lineId":' || json_quote(c.line_id) || ',"vid":' || json_quote(c.vid) || ',"name":' || json_quote(c.name)
     || ',"messages":[',
   '{"sender":' || json_quote(COALESCE(m.sender, NULLIF(c.name, ''), 'User')) || ',"msg":' || json_quote(m.msg)
-    || ',"contentType":' || json_quote(m.content_type) || ',"createdAt":"'
-    || strftime('%Y-%m-%dT%H:%M:%S', (m.created_at - ((m.created_at % 1000) + 1000) % 1000) / 1000, 'unixepoch')
-    || printf('.%03dZ"}', ((m.created_at % 1000) + 1000) % 1000)`;
+    || ',"contentType":' || json_quote(m.content_type) || ',"createdAt":' || ${SQLITE_JSON.time('m.created_at')} || '}'`;
 
 const answerSql = (rowsSql: string) => rowsSql.replace(answer.COLUMNS, JSON_COLUMNS);
 
@@ -66,6 +65,8 @@ interface Reader {
   json: Database.Statement<[string, number, number], JsonTuple>;
   jsonByTime: Database.Statement<[string, number, number], JsonTuple>;
   countInRange: Database.Statement<[string, number, number, number], [number]>;
+  /** Reads the change feed's pages (made at the first). */
+  feed?: FeedJsonReader | undefined;
   /** The cursor being read, so close() can end it (a connection with an open cursor cannot close). */
   cursor?: IterableIterator<unknown> | undefined;
 }
@@ -167,6 +168,17 @@ export class SqliteAnswerReaders {
       yield Buffer.from(out, 'utf8');
     } finally {
       rows.return?.();
+      this.release(reader);
+    }
+  }
+
+  /** One page of the change feed as its JSON (sqlite.feed.ts), read on a connection of the pool. */
+  async feedJson(hubId: string, afterSeq: number, limit: number): Promise<FeedJsonPage> {
+    const reader = await this.acquire();
+    try {
+      reader.feed ??= feedJsonReader(reader.db);
+      return reader.feed(hubId, afterSeq, limit);
+    } finally {
       this.release(reader);
     }
   }

@@ -14,9 +14,18 @@ import type { Sql, Transaction } from '../sql/executor.js';
 import { type DdlTypes, migrateSchema } from '../sql/schema.js';
 import { SqlStore, type WriteOptions } from '../sql/sql-store.js';
 import { LocalWakeups } from '../sql/wakeups.js';
-import type { Change, ImportMessage, ImportOutcome, MessageQuery, MessageRow, PoolState } from '../store.js';
+import type {
+  Change,
+  FeedJsonPage,
+  ImportMessage,
+  ImportOutcome,
+  MessageQuery,
+  MessageRow,
+  PoolState,
+} from '../store.js';
 import { openReader, SqliteAnswerReaders, STREAM_SQL } from './sqlite.answers.js';
 import { openDatabase } from './sqlite.driver.js';
+import { type FeedJsonReader, feedJsonReader } from './sqlite.feed.js';
 import { importIntoSqlite } from './sqlite.import.js';
 import { compactSearch, holdsDeletedEntries, SQLITE_SEARCH, worthCompacting } from './sqlite.search.js';
 import { SearchCompactor } from './sqlite.search-compactor.js';
@@ -91,6 +100,7 @@ export class SqliteStore extends SqlStore {
   protected readonly wakeups = new LocalWakeups();
   protected readonly searchEngine = SQLITE_SEARCH;
   private readonly readsDb: Db;
+  private feedJson: FeedJsonReader | undefined;
   private feedStatements:
     | {
         created: Database.Statement<[string, number, number], FeedTuple>;
@@ -311,6 +321,15 @@ export class SqliteStore extends SqlStore {
     };
     try {
       return Promise.resolve(this.feedStatements.read(hubId, afterSeq, limit));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  protected override readFeedJson(hubId: string, afterSeq: number, limit: number): Promise<FeedJsonPage> {
+    this.feedJson ??= feedJsonReader(this.readsDb);
+    try {
+      return Promise.resolve(this.feedJson(hubId, afterSeq, limit));
     } catch (error) {
       return Promise.reject(error);
     }
