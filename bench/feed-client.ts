@@ -75,6 +75,7 @@ const withCursor = (base: string, cursor: string | undefined) =>
 
 async function catchup(): Promise<void> {
   const started = now();
+  const cpu = process.cpuUsage();
   let cursor: string | undefined;
   let changes = 0;
   let created = 0;
@@ -99,8 +100,10 @@ async function catchup(): Promise<void> {
     more = tail.hasMore;
   }
   const seconds = (now() - started) / 1000;
+  const { user, system } = process.cpuUsage(cpu);
+  const cpuSeconds = (user + system) / 1e6;
   process.stdout.write(
-    `${JSON.stringify({ changes, created, pages, bytes, seconds, changesPerSecond: changes / seconds })}\n`,
+    `${JSON.stringify({ changes, created, pages, bytes, seconds, changesPerSecond: changes / seconds, cpuSeconds })}\n`,
   );
 }
 

@@ -12,6 +12,7 @@ import { AnswerThreads } from '../../src/answers/answers.threads.js';
 import { collectAnswer } from '../../src/modules/messages/messages.serializer.js';
 import { answersEncodedHere } from '../../src/modules/messages/messages.usecases.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite.store.js';
+import type { FeedJsonPage } from '../../src/store/store.js';
 import { message, startTestServer, storeMessages, type TestServer } from '../helpers.js';
 
 let server: TestServer;
@@ -104,7 +105,7 @@ test('twenty whole answers at once, and clients that leave mid-answer, leave not
 });
 
 test('pages of the change feed read on the threads are the pages the store reads, many at once', async () => {
-  const expected = [];
+  const expected: Array<{ after: number; page: FeedJsonPage }> = [];
   for (let after = 0; ; ) {
     const page = await server.store.changes.pageJson('100', after, 700);
     expected.push({ after, page });

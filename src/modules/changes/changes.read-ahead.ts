@@ -18,13 +18,22 @@ import type { FeedSource } from './changes.usecases.js';
 
 /** Read-ahead pages kept at once (one per client catching up); a new one past it drops the oldest. */
 const MAX_PAGES = 16;
+/**
+ * Pages read ahead of a client: two, so the reader always has the next one to read while the
+ * client receives one and asks for the next (one left the reader idle between the two).
+ */
+const AHEAD = 2;
 /** A page not asked for within this time is dropped. */
 const KEEP_MS = 5_000;
 
 interface Ahead {
   version: number;
   limit: number;
+  /** Pages to read ahead from here, this one included. */
+  depth: number;
   page: Promise<FeedJsonPage | undefined>;
+  /** The page once read. */
+  read: FeedJsonPage | undefined;
   timer: NodeJS.Timeout;
 }
 
@@ -36,22 +45,53 @@ export class FeedReadAhead {
   constructor(private readonly source: FeedSource) {}
 
   /**
-   * Reads the `limit` changes after `afterSeq` now (and whether more follow), for a request to come. `version` is the hub's
-   * history version read before this call.
+   * Reads the `limit` changes after `afterSeq` now (and whether more follow), for a request to come,
+   * and once it is read, the page after it, up to AHEAD pages ahead of the request that started it.
+   * `version` is the hub's history version read before this call. A page already being read ahead
+   * under the same version is left to go on.
    */
-  start(hubId: string, afterSeq: number, limit: number, version: number): void {
+  start(hubId: string, afterSeq: number, limit: number, version: number, depth = AHEAD): void {
     const key = keyOf(hubId, afterSeq, limit);
+    const existing = this.pages.get(key);
+    if (existing?.version === version) {
+      if (depth > existing.depth) {
+        existing.depth = depth;
+        this.chain(hubId, key, existing);
+      }
+      return;
+    }
     this.drop(key);
     const oldest = this.pages.keys().next();
     if (this.pages.size >= MAX_PAGES && !oldest.done) this.drop(oldest.value);
-    const page = new Promise<FeedJsonPage | undefined>((resolve) => {
-      // After the answer in hand has been handed to the socket (SQLite's store reads synchronously).
-      setImmediate(() => {
-        this.source.pageJson(hubId, afterSeq, limit).then(resolve, () => resolve(undefined));
-      });
+    const ahead: Ahead = {
+      version,
+      limit,
+      depth,
+      read: undefined,
+      page: new Promise<FeedJsonPage | undefined>((resolve) => {
+        // After the answer in hand has been handed to the socket (SQLite's store reads synchronously).
+        setImmediate(() => {
+          this.source.pageJson(hubId, afterSeq, limit).then(resolve, () => resolve(undefined));
+        });
+      }),
+      timer: setTimeout(() => this.drop(key), KEEP_MS).unref(),
+    };
+    this.pages.set(key, ahead);
+    void ahead.page.then((read) => {
+      ahead.read = read;
+      this.chain(hubId, key, ahead);
     });
-    const timer = setTimeout(() => this.drop(key), KEEP_MS).unref();
-    this.pages.set(key, { version, limit, page, timer });
+  }
+
+  /**
+   * Once a page is read, and while it is still kept, the page after it under the same version:
+   * the version a request reads later, if equal, says no history changed since before either was read.
+   */
+  private chain(hubId: string, key: string, ahead: Ahead): void {
+    const { read } = ahead;
+    if (ahead.depth > 1 && read?.hasMore && read.lastSeq !== undefined && this.pages.get(key) === ahead) {
+      this.start(hubId, read.lastSeq, ahead.limit, ahead.version, ahead.depth - 1);
+    }
   }
 
   /**

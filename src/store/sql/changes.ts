@@ -15,7 +15,7 @@
  * read in one statement (one snapshot: no change can slip between two reads).
  */
 import { createHash } from 'node:crypto';
-import type { Change, FeedJsonPage, FeedPosition } from '../store.js';
+import type { Change, FeedPosition } from '../store.js';
 import type { Sql, Transaction } from './executor.js';
 
 export const MESSAGE_ID = /^[A-Za-z0-9_-]{1,64}$/;
@@ -228,6 +228,9 @@ const CREATED_COLUMNS = `m.seq, 'message.created' AS type, m.changed_at AS at, m
 const OTHER_COLUMNS = `ch.seq, ch.type, ch.at, ch.message_id, COALESCE(c.line_id, ch.line_id), c.vid, c.name,
   NULL, NULL, NULL, ch.before_at, NULL, ch.reason`;
 
+/** A change this version serves (a newer version's, read by an older one after a downgrade, is not). */
+const KNOWN_TYPE = `ch.type IN ('message.deleted', 'contact.updated', 'contact.erased', 'retention.applied')`;
+
 /**
  * The changes after `afterSeq`, at most `limit`, in seq order: both sources limited alone, then
  * merged, in one statement. A change about a contact that is gone (erased) is not served.
@@ -242,7 +245,7 @@ export const FEED_SQL = `
   SELECT * FROM (
     SELECT ${OTHER_COLUMNS}
     FROM changes AS ch LEFT JOIN contacts AS c ON c.id = ch.contact_id
-    WHERE ch.hub_id = ? AND ch.seq > ? AND (ch.contact_id IS NULL OR c.id IS NOT NULL)
+    WHERE ch.hub_id = ? AND ch.seq > ? AND ${KNOWN_TYPE} AND (ch.contact_id IS NULL OR c.id IS NOT NULL)
     ORDER BY ch.seq LIMIT ?) AS other
   ORDER BY seq LIMIT ?`;
 
@@ -255,7 +258,8 @@ export const CREATED_SQL = `
 export const OTHER_SQL = `
   SELECT ${OTHER_COLUMNS}
   FROM changes AS ch LEFT JOIN contacts AS c ON c.id = ch.contact_id
-  WHERE ch.hub_id = ? AND ch.seq > ? AND ch.seq <= ? AND (ch.contact_id IS NULL OR c.id IS NOT NULL)
+  WHERE ch.hub_id = ? AND ch.seq > ? AND ch.seq <= ? AND ${KNOWN_TYPE}
+    AND (ch.contact_id IS NULL OR c.id IS NOT NULL)
   ORDER BY ch.seq LIMIT ?`;
 
 /**
@@ -268,89 +272,70 @@ export interface JsonDialect {
 }
 
 /**
- * The feed's changes as its JSON, made by the database: each row a seq and the change's object,
- * byte for byte what modules/changes/changes.serializer.ts writes (test/store/feed-json.test.ts),
- * NULL for a type this version does not know. One string per row instead of a JavaScript value
- * per column, and nothing left to encode: a page costs the server about half
- * (bench/results/2026-11-27-issue-16-feed-json.md).
+ * The feed's changes as its JSON, made by the database: per row the change's object, byte for byte
+ * what modules/changes/changes.serializer.ts writes (test/store/feed-json.test.ts). A page is then
+ * one value (the engine joins the rows), not a JavaScript value per column and row to be taken
+ * apart and encoded again: SQLite reads the 2,000,000-message hub's feed at about 3.5 µs a change
+ * where rows and the serializer took 8-10 (bench/results/2026-11-27-issue-16-feed-json.md).
  */
 export function feedJsonSql(d: JsonDialect): { created: string; other: string } {
   const q = d.quote;
   const head = (seq: string, type: string, at: string) =>
     `'{"seq":"' || ${seq} || '","type":"' || ${type} || '","at":' || ${d.time(at)}`;
   const lineId = q(`COALESCE(c.line_id, ch.line_id, '')`);
-  const created = `m.seq, ${head('m.seq', `'message.created'`, 'm.changed_at')}
+  const created = `${head('m.seq', `'message.created'`, 'm.changed_at')}
     || ',"id":' || ${q(`COALESCE(m.public_id, '')`)} || ',"lineId":' || ${q('c.line_id')}
     || ',"vid":' || ${q('c.vid')} || ',"name":' || ${q('c.name')}
     || ',"message":{"sender":' || ${q(`COALESCE(m.sender, NULLIF(c.name, ''), 'User')`)}
     || ',"msg":' || ${q('m.msg')} || ',"contentType":' || ${q('m.content_type')}
     || ',"createdAt":' || ${d.time('m.created_at')} || '}'
     || COALESCE(',"line":' || m.line_json, '') || '}'`;
-  const other = `ch.seq, ${head('ch.seq', 'ch.type', 'ch.at')} || CASE ch.type
+  // Only the types KNOWN_TYPE lets through.
+  const other = `${head('ch.seq', 'ch.type', 'ch.at')} || CASE ch.type
       WHEN 'message.deleted' THEN ',"id":' || ${q(`COALESCE(ch.message_id, '')`)} || ',"lineId":' || ${lineId}
         || ',"reason":' || ${q(`COALESCE(ch.reason, 'unsend')`)} || '}'
       WHEN 'contact.updated' THEN ',"lineId":' || ${lineId} || ',"vid":' || ${q(`COALESCE(c.vid, '')`)}
         || ',"name":' || ${q(`COALESCE(c.name, '')`)} || '}'
       WHEN 'contact.erased' THEN ',"lineId":' || ${lineId} || '}'
-      WHEN 'retention.applied' THEN ',"before":' || ${d.time('COALESCE(ch.before_at, 0)')} || '}'
+      ELSE ',"before":' || ${d.time('COALESCE(ch.before_at, 0)')} || '}'
     END`;
   return { created, other };
 }
 
-/** FEED_SQL with each change as its JSON (feedJsonSql): rows of [seq, json]. */
-export function feedJsonPageSql(d: JsonDialect): string {
+/** FEED_SQL's rows as [seq, json] (feedJsonSql). */
+export function feedJsonRowsSql(d: JsonDialect): string {
   const json = feedJsonSql(d);
-  return FEED_SQL.replace(CREATED_COLUMNS, json.created).replace(OTHER_COLUMNS, json.other);
+  return FEED_SQL.replace(CREATED_COLUMNS, `m.seq, ${json.created} AS json`).replace(
+    OTHER_COLUMNS,
+    `ch.seq, ${json.other}`,
+  );
 }
-
-/** CREATED_SQL and OTHER_SQL with each change as its JSON (feedJsonSql). */
-export function feedJsonHalvesSql(d: JsonDialect): { created: string; other: string } {
-  const json = feedJsonSql(d);
-  return {
-    created: CREATED_SQL.replace(CREATED_COLUMNS, json.created),
-    other: OTHER_SQL.replace(OTHER_COLUMNS, json.other),
-  };
-}
-
-export type FeedJsonRow = [seq: number, json: string | null];
 
 /**
- * The page a look of `limit + 1` rows (in seq order) makes: the first `limit` changes' JSON,
- * and whether another follows. A row of an unknown type (null) is left out.
+ * The created half's rows with seq in (after, before), at most `limit`, as one value: how many, the
+ * last seq, and their JSON joined by commas in seq order (`aggregate` names the engine's function).
  */
-export function feedJsonPage(rows: readonly FeedJsonRow[], limit: number): FeedJsonPage {
-  const parts: string[] = [];
-  let lastSeq: number | undefined;
-  let i = 0;
-  for (; i < rows.length && parts.length < limit; i++) {
-    const [seq, json] = rows[i] as FeedJsonRow;
-    if (json === null) continue;
-    parts.push(json);
-    lastSeq = seq;
-  }
-  const hasMore = rows.slice(i).some((row) => row[1] !== null);
-  return { body: Buffer.from(parts.join(','), 'utf8'), count: parts.length, lastSeq, hasMore };
+export function createdJsonRunSql(d: JsonDialect, aggregate: (json: string) => string): string {
+  return `
+    SELECT count(*), max(seq), ${aggregate('json')} FROM (
+      SELECT m.seq AS seq, ${feedJsonSql(d).created} AS json
+      FROM messages AS m JOIN contacts AS c ON c.id = m.contact_id
+      WHERE m.hub_id = ? AND m.seq > ? AND m.seq < ?
+      ORDER BY m.seq LIMIT ?) AS run`;
 }
 
-/** The two halves' rows (each in seq order) merged by seq, at most `limit` of them. */
-export function mergeFeedJson(created: FeedJsonRow[], other: FeedJsonRow[], limit: number): FeedJsonRow[] {
-  if (other.length === 0) return created.length > limit ? created.slice(0, limit) : created;
-  const rows: FeedJsonRow[] = [];
-  let i = 0;
-  let j = 0;
-  while (rows.length < limit && (i < created.length || j < other.length)) {
-    const a = created[i];
-    const b = other[j];
-    if (b === undefined || (a !== undefined && a[0] < b[0])) {
-      rows.push(a as FeedJsonRow);
-      i += 1;
-    } else {
-      rows.push(b);
-      j += 1;
-    }
-  }
-  return rows;
+/** OTHER_SQL's rows as [seq, json] (feedJsonSql). */
+export function otherJsonSql(d: JsonDialect): string {
+  return OTHER_SQL.replace(OTHER_COLUMNS, `ch.seq, ${feedJsonSql(d).other}`);
 }
+
+/** Whether the hub has a stored message after a seq. */
+export const CREATED_AFTER_SQL = 'SELECT EXISTS (SELECT 1 FROM messages WHERE hub_id = ? AND seq > ?)';
+/** Whether the hub has another change the feed serves after a seq (OTHER_SQL's rows). */
+export const OTHER_AFTER_SQL = `
+  SELECT EXISTS (
+    SELECT 1 FROM changes AS ch LEFT JOIN contacts AS c ON c.id = ch.contact_id
+    WHERE ch.hub_id = ? AND ch.seq > ? AND ${KNOWN_TYPE} AND (ch.contact_id IS NULL OR c.id IS NOT NULL))`;
 
 /** The first `limit` changes of the two halves' rows (each in seq order), merged by seq. */
 export function mergeFeed(created: FeedTuple[], other: FeedTuple[], limit: number): Change[] {
