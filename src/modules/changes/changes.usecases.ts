@@ -10,10 +10,13 @@ import { type AuthorizeDeps, authorizePartTwo, partTwoEndpoint } from '../keys/k
 import { decodeCursor, encodeCursor } from './changes.cursor.js';
 import { changeErrors } from './changes.errors.js';
 import type { FeedReadAhead } from './changes.read-ahead.js';
+import { serializeChange } from './changes.serializer.js';
 
 export const MAX_LIMIT = 1000;
 export const DEFAULT_LIMIT = 500;
 export const MAX_WAIT_SECONDS = 30;
+/** At most this many changes left after the cursor: the page is read on this thread (readChanges). */
+const READ_HERE_MAX = 64;
 
 /** The codes of the checks in their order (the OpenAPI document shows it). */
 export const CHANGES_CHECK_ORDER = [
@@ -142,9 +145,15 @@ export async function readChanges(
     const remaining = deadline - Date.now();
     const waiter = remaining > 0 && !signal?.aborted ? store.changes.subscribe(hubId) : undefined;
     try {
+      // A few changes (a follower at the end, woken by a commit) are read as values and
+      // serialized here, as a webhook's are: on SQLite the answer threads run below the main
+      // thread's priority and a busy writer would hold the long poll's answer back behind them;
+      // on PostgreSQL the page's COPY costs more than the few rows
+      // (bench/results/2026-11-27-issue-16-feed-json.md).
+      const few = look > 0 || (position !== undefined && position.lastSeq - after <= READ_HERE_MAX);
       const found =
         (look === 0 && position && (await readAhead?.take(hubId, after, limit, position.historyVersion))) ||
-        (await source.pageJson(hubId, after, limit));
+        (few ? await pageHere(store, hubId, after, limit) : await source.pageJson(hubId, after, limit));
       if (found.count > 0 || !waiter) {
         const last = found.lastSeq ?? end ?? after;
         if (found.hasMore && position) readAhead?.start(hubId, last, limit, position.historyVersion);
@@ -162,4 +171,16 @@ export async function readChanges(
       waiter?.cancel();
     }
   }
+}
+
+/** A page read as values and serialized on this thread (FeedJsonPage's bytes, the same). */
+async function pageHere(store: Store, hubId: string, after: number, limit: number): Promise<FeedJsonPage> {
+  const read = await store.changes.page(hubId, after, limit + 1);
+  const changes = read.slice(0, limit);
+  return {
+    body: Buffer.from(changes.map(serializeChange).join(','), 'utf8'),
+    count: changes.length,
+    lastSeq: changes.at(-1)?.seq,
+    hasMore: read.length > limit,
+  };
 }

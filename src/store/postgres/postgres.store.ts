@@ -7,15 +7,7 @@
 import pg from 'pg';
 import Cursor from 'pg-cursor';
 import * as answer from '../sql/answers.js';
-import {
-  FEED_SQL,
-  type FeedClock,
-  type FeedTuple,
-  feedJsonRowsSql,
-  feedParams,
-  type JsonDialect,
-  toChange,
-} from '../sql/changes.js';
+import { FEED_SQL, type FeedClock, type FeedTuple, feedParams, toChange } from '../sql/changes.js';
 import { numberPlaceholders, type Sql, type Transaction } from '../sql/executor.js';
 import { type GroupOutcome, hubsOfGroup, type IngestRequest } from '../sql/ingest.js';
 import { type DdlTypes, migrateSchema } from '../sql/schema.js';
@@ -30,12 +22,15 @@ import type {
   PoolState,
 } from '../store.js';
 import { onlyMessages, storeMessagesInOneStatement } from './postgres.fast-ingest.js';
+import { readFeedJsonByCopy } from './postgres.feed.js';
 import { importIntoPostgres } from './postgres.import.js';
 import { POSTGRES_SEARCH } from './postgres.search.js';
 import { postgresSql } from './postgres.sql.js';
 import { announceChanges, PostgresWakeups } from './postgres.wakeups.js';
 
 const INT8_OID = 20;
+/** Connections for the change feed's pages (one a page; a catch-up reads at most two ahead). */
+const FEED_CONNECTIONS = 4;
 
 /** BIGINT columns (epoch ms, ids) as numbers: every value chatlog stores is below 2^53. */
 const types: pg.CustomTypesConfig = {
@@ -99,39 +94,6 @@ const FEED_PAGE = {
   rowMode: 'array',
 } as const;
 
-/** The first millisecond of year 1: PostgreSQL calls year 0 (ISO 8601's, formatTimestamp's) 1 BC. */
-const YEAR_ONE_MS = -62_135_596_800_000;
-
-/** JSON as JSON.stringify and formatTimestamp write it, in PostgreSQL (changes.ts feedJsonSql). */
-export const POSTGRES_JSON: JsonDialect = {
-  quote: (text) => `to_json((${text})::text)::text`,
-  time: (epochMs) => {
-    const millis = `((${epochMs} % 1000) + 1000) % 1000`;
-    const utc = `to_timestamp((${epochMs} - ${millis}) / 1000) AT TIME ZONE 'UTC'`;
-    return `'"' || CASE WHEN ${epochMs} < ${YEAR_ONE_MS}
-        THEN '0000' || to_char(${utc}, '-MM-DD"T"HH24:MI:SS')
-        ELSE to_char(${utc}, 'YYYY-MM-DD"T"HH24:MI:SS') END
-      || '.' || lpad((${millis})::text, 3, '0') || 'Z"'`;
-  },
-};
-
-/**
- * A feed page as its JSON, in one row: how many changes, the last seq, their JSON joined in seq
- * order (changes.ts feedJsonSql), and whether another follows (the look reads one more). In binary:
- * the JSON comes as its UTF-8 bytes, which go to the client as they are. As text, `pg` would
- * decode them into a string that is then encoded again, about 5 ms for a page of 1,000 changes
- * with Japanese text on Node 20 (bench/results/2026-11-27-issue-16-feed-json.md).
- */
-const FEED_JSON_PAGE = {
-  name: 'chatlog_feed_json_page',
-  text: numberPlaceholders(`
-    SELECT (count(*) FILTER (WHERE n <= ?))::int4, (max(seq) FILTER (WHERE n <= ?))::text,
-      convert_to(string_agg(json, ',' ORDER BY seq) FILTER (WHERE n <= ?), 'UTF8'), count(*) > ?
-    FROM (SELECT seq, json, row_number() OVER (ORDER BY seq) AS n
-      FROM (${feedJsonRowsSql(POSTGRES_JSON)}) AS rows) AS page`),
-  rowMode: 'array',
-} as const;
-
 export interface PostgresStoreOptions {
   connectionString: string;
   /** A read replica for the read API's streaming answers; the primary when unset. */
@@ -161,6 +123,7 @@ const RETRIED_CODES = new Set(['40P01', '40001']);
 export class PostgresStore extends SqlStore {
   private readonly pool: pg.Pool;
   private readonly streamPool: pg.Pool;
+  private readonly feedPool: pg.Pool;
   private readonly schema: string | undefined;
   private readonly smallQueryTimeoutMs: number;
   protected readonly reads: Sql;
@@ -213,6 +176,15 @@ export class PostgresStore extends SqlStore {
       statement_timeout: 0,
       connectionString: options.readConnectionString ?? options.connectionString,
     });
+    // The feed's pages come through COPY (postgres.feed.ts), which node-postgres's query timeout
+    // does not know how to end (its timer would fire long after the COPY has, on whatever the
+    // connection does by then): a pool of their own, with the server's statement timeout and
+    // postgres.feed.ts's own timer for a dead network.
+    this.feedPool = new pg.Pool({
+      ...common,
+      max: FEED_CONNECTIONS,
+      connectionString: options.connectionString,
+    });
     this.reads = postgresSql(this.pool);
     this.answerReads = postgresSql(this.streamPool, this.smallQueryTimeoutMs);
     const onError = options.onPoolError ?? (() => undefined);
@@ -224,6 +196,7 @@ export class PostgresStore extends SqlStore {
     });
     this.pool.on('error', onError);
     this.streamPool.on('error', onError);
+    this.feedPool.on('error', onError);
   }
 
   protected override async readFeedPage(hubId: string, afterSeq: number, limit: number): Promise<Change[]> {
@@ -235,23 +208,8 @@ export class PostgresStore extends SqlStore {
     return result.rows.flatMap((row) => toChange(row) ?? []);
   }
 
-  protected override async readFeedJson(
-    hubId: string,
-    afterSeq: number,
-    limit: number,
-  ): Promise<FeedJsonPage> {
-    const result = await this.pool.query<[number, string | null, Buffer | null, boolean]>({
-      ...FEED_JSON_PAGE,
-      values: [limit, limit, limit, limit, ...feedParams(hubId, afterSeq, limit + 1)],
-      query_timeout: this.smallQueryTimeoutMs,
-    } as pg.QueryArrayConfig);
-    const [count = 0, lastSeq = null, body = null, hasMore = false] = result.rows[0] ?? [];
-    return {
-      body: body ?? Buffer.alloc(0),
-      count,
-      lastSeq: lastSeq === null ? undefined : Number(lastSeq),
-      hasMore,
-    };
+  protected override readFeedJson(hubId: string, afterSeq: number, limit: number): Promise<FeedJsonPage> {
+    return readFeedJsonByCopy(this.feedPool, hubId, afterSeq, limit, this.smallQueryTimeoutMs);
   }
 
   async migrate(): Promise<void> {
@@ -280,6 +238,12 @@ export class PostgresStore extends SqlStore {
         idle: this.streamPool.idleCount,
         waiting: this.streamPool.waitingCount,
       },
+      {
+        pool: 'feed',
+        total: this.feedPool.totalCount,
+        idle: this.feedPool.idleCount,
+        waiting: this.feedPool.waitingCount,
+      },
     ];
   }
 
@@ -291,7 +255,7 @@ export class PostgresStore extends SqlStore {
   }
 
   protected async closeConnections(): Promise<void> {
-    await Promise.all([this.pool.end(), this.streamPool.end()]);
+    await Promise.all([this.pool.end(), this.streamPool.end(), this.feedPool.end()]);
   }
 
   /** Gathers planner statistics now (after a bulk load), rather than when autovacuum gets to it. */

@@ -263,7 +263,8 @@ export const OTHER_SQL = `
   ORDER BY ch.seq LIMIT ?`;
 
 /**
- * How an engine writes a JSON string and a time in SQL: `quote` as JSON.stringify writes the text,
+ * How an engine writes a JSON string and a time in SQL (SQLite's: sqlite.feed.ts; PostgreSQL
+ * writes the JSON from COPY's bytes, postgres.feed.ts): `quote` as JSON.stringify writes the text,
  * `time` as formatTimestamp writes the epoch milliseconds, quotes included.
  */
 export interface JsonDialect {
@@ -300,15 +301,6 @@ export function feedJsonSql(d: JsonDialect): { created: string; other: string } 
       ELSE ',"before":' || ${d.time('COALESCE(ch.before_at, 0)')} || '}'
     END`;
   return { created, other };
-}
-
-/** FEED_SQL's rows as [seq, json] (feedJsonSql). */
-export function feedJsonRowsSql(d: JsonDialect): string {
-  const json = feedJsonSql(d);
-  return FEED_SQL.replace(CREATED_COLUMNS, `m.seq, ${json.created} AS json`).replace(
-    OTHER_COLUMNS,
-    `ch.seq, ${json.other}`,
-  );
 }
 
 /**

@@ -1,0 +1,286 @@
+/**
+ * The change feed's pages as their JSON on PostgreSQL, read through `COPY (FEED_SQL) TO STDOUT
+ * (FORMAT binary)`: each text column arrives as its UTF-8 bytes and is written into the page as
+ * they are, escaped where JSON needs it. node-postgres decodes every value of a query's answer
+ * into a JavaScript string (its binary mode too), which the page then encodes again: about 5 ms
+ * each way for a page of 1,000 changes with Japanese text on Node 20, the most of what a page cost
+ * here (bench/results/2026-11-27-issue-16-feed-json.md). The bytes are the serializer's
+ * (changes.serializer.ts), which test/store/feed-json.test.ts checks.
+ *
+ * COPY takes no parameters: the hub id is quoted and the numbers checked.
+ */
+import type pg from 'pg';
+import { to as copyTo } from 'pg-copy-streams';
+import { FEED_SQL, feedParams } from '../sql/changes.js';
+import type { FeedJsonPage } from '../store.js';
+
+const COPY_SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
+
+/** FEED_SQL's columns, in its order. */
+const Column = {
+  Seq: 0,
+  Type: 1,
+  At: 2,
+  Id: 3,
+  LineId: 4,
+  Vid: 5,
+  Name: 6,
+  Sender: 7,
+  Msg: 8,
+  ContentType: 9,
+  CreatedAt: 10,
+  Line: 11,
+  Reason: 12,
+} as const;
+const COLUMNS = 13;
+
+export async function readFeedJsonByCopy(
+  pool: pg.Pool,
+  hubId: string,
+  afterSeq: number,
+  limit: number,
+  timeoutMs: number,
+): Promise<FeedJsonPage> {
+  if (!Number.isSafeInteger(afterSeq) || !Number.isSafeInteger(limit) || limit < 1) {
+    throw new Error('readFeedJsonByCopy: not a page');
+  }
+  const client = await pool.connect();
+  let releaseError: Error | undefined;
+  const parts: Buffer[] = [];
+  try {
+    const values = feedParams(hubId, afterSeq, limit + 1);
+    let i = 0;
+    const sql = FEED_SQL.replace(/\?/g, () => {
+      const value = values[i++];
+      return typeof value === 'number' ? String(value) : client.escapeLiteral(String(value));
+    });
+    const stream = client.query(copyTo(`COPY (${sql}) TO STDOUT (FORMAT binary)`));
+    const timer = setTimeout(
+      () => stream.destroy(new Error(`a page of the change feed took over ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+    try {
+      for await (const part of stream) parts.push(part as Buffer);
+    } finally {
+      clearTimeout(timer);
+    }
+  } catch (error) {
+    // A COPY cut off midway leaves the connection in an unknown state: it is not reused.
+    releaseError = error as Error;
+    throw error;
+  } finally {
+    client.release(releaseError);
+  }
+  return pageOf(Buffer.concat(parts), limit);
+}
+
+/** The page the COPY's rows make: the first `limit` as JSON, and whether another row followed. */
+function pageOf(data: Buffer, limit: number): FeedJsonPage {
+  if (
+    data.length < COPY_SIGNATURE.length + 8 ||
+    !data.subarray(0, COPY_SIGNATURE.length).equals(COPY_SIGNATURE)
+  ) {
+    throw malformed();
+  }
+  let at = COPY_SIGNATURE.length + 8 + data.readUInt32BE(COPY_SIGNATURE.length + 4);
+  // The JSON's keys and times add about 250 bytes a change to the values' own.
+  const out = new JsonBytes(data, data.length + (limit + 1) * 256);
+  // Where each column's value is in `data`, and its length (-1: NULL): no Buffer per value.
+  const starts = new Int32Array(COLUMNS);
+  const lengths = new Int32Array(COLUMNS);
+  let count = 0;
+  let lastSeq: number | undefined;
+  let hasMore = false;
+  for (;;) {
+    if (at + 2 > data.length) throw malformed();
+    const columns = data.readInt16BE(at);
+    at += 2;
+    if (columns === -1) break;
+    if (columns !== COLUMNS) throw malformed();
+    for (let c = 0; c < COLUMNS; c++) {
+      if (at + 4 > data.length) throw malformed();
+      const length = data.readInt32BE(at);
+      at += 4;
+      starts[c] = at;
+      lengths[c] = length;
+      if (length > 0) at += length;
+      if (length < -1 || at > data.length) throw malformed();
+    }
+    if (count === limit) {
+      hasMore = true;
+      continue;
+    }
+    if (count > 0) out.byte(0x2c);
+    lastSeq = integer(data, starts[Column.Seq] as number, lengths[Column.Seq] as number);
+    writeChange(out, data, starts, lengths, lastSeq);
+    count += 1;
+  }
+  return { body: out.bytes(), count, lastSeq, hasMore };
+}
+
+/** One change as changes.serializer.ts writes it (toChange's defaults for NULLs). */
+function writeChange(
+  out: JsonBytes,
+  data: Buffer,
+  starts: Int32Array,
+  lengths: Int32Array,
+  seq: number,
+): void {
+  const start = (c: number) => starts[c] as number;
+  const length = (c: number) => lengths[c] as number;
+  const text = (c: number) => out.quoted(start(c), length(c));
+  // What formatTimestamp writes for the instants chatlog stores (years 0 to 9999).
+  const time = (c: number) => new Date(integer(data, start(c), length(c))).toISOString();
+  const type =
+    length(Column.Type) > 0
+      ? data.toString('latin1', start(Column.Type), start(Column.Type) + length(Column.Type))
+      : '';
+  out.ascii(`{"seq":"${seq}","type":"${type}","at":"${time(Column.At)}"`);
+  switch (type) {
+    case 'message.created':
+      out.ascii(',"id":');
+      text(Column.Id);
+      out.ascii(',"lineId":');
+      text(Column.LineId);
+      out.ascii(',"vid":');
+      text(Column.Vid);
+      out.ascii(',"name":');
+      text(Column.Name);
+      out.ascii(',"message":{"sender":');
+      text(Column.Sender);
+      out.ascii(',"msg":');
+      text(Column.Msg);
+      out.ascii(',"contentType":');
+      text(Column.ContentType);
+      out.ascii(`,"createdAt":"${time(Column.CreatedAt)}"}`);
+      // `line` was stored as JSON.stringify made it: valid JSON, embedded as it is.
+      if (length(Column.Line) > 0) {
+        out.ascii(',"line":');
+        out.raw(start(Column.Line), length(Column.Line));
+      }
+      break;
+    case 'message.deleted':
+      out.ascii(',"id":');
+      text(Column.Id);
+      out.ascii(',"lineId":');
+      text(Column.LineId);
+      out.ascii(',"reason":');
+      if (length(Column.Reason) === -1) out.ascii('"unsend"');
+      else text(Column.Reason);
+      break;
+    case 'contact.updated':
+      out.ascii(',"lineId":');
+      text(Column.LineId);
+      out.ascii(',"vid":');
+      text(Column.Vid);
+      out.ascii(',"name":');
+      text(Column.Name);
+      break;
+    case 'contact.erased':
+      out.ascii(',"lineId":');
+      text(Column.LineId);
+      break;
+    case 'retention.applied':
+      out.ascii(`,"before":"${time(Column.CreatedAt)}"`);
+      break;
+    default:
+      // FEED_SQL serves only the types this version knows.
+      throw malformed();
+  }
+  out.byte(0x7d);
+}
+
+/** A BIGINT (or INTEGER) value; NULL is 0, as toChange has it. Every value chatlog stores is below 2^53. */
+function integer(data: Buffer, start: number, length: number): number {
+  if (length === -1) return 0;
+  if (length === 8) return data.readInt32BE(start) * 2 ** 32 + data.readUInt32BE(start + 4);
+  if (length === 4) return data.readInt32BE(start);
+  throw malformed();
+}
+
+function malformed(): Error {
+  return new Error('a page of the change feed: malformed COPY data');
+}
+
+/** The two characters JSON.stringify writes for these control characters. */
+const SHORT_ESCAPES: Record<number, number> = { 8: 0x62, 9: 0x74, 10: 0x6e, 12: 0x66, 13: 0x72 };
+const HEX = Buffer.from('0123456789abcdef', 'latin1');
+
+/**
+ * The page's bytes, appended into one growing buffer: ASCII text, and values of `data` as they are
+ * or as JSON strings. Short ASCII is copied a character at a time: a native call per key cost more.
+ */
+class JsonBytes {
+  private buffer: Buffer;
+  private used = 0;
+
+  constructor(
+    private readonly data: Buffer,
+    expected: number,
+  ) {
+    this.buffer = Buffer.allocUnsafe(expected);
+  }
+
+  byte(value: number): void {
+    this.room(1);
+    this.buffer[this.used++] = value;
+  }
+
+  ascii(text: string): void {
+    this.room(text.length);
+    const out = this.buffer;
+    let at = this.used;
+    for (let i = 0; i < text.length; i++) out[at++] = text.charCodeAt(i);
+    this.used = at;
+  }
+
+  raw(start: number, length: number): void {
+    this.room(length);
+    this.used += this.data.copy(this.buffer, this.used, start, start + length);
+  }
+
+  /**
+   * A text value's UTF-8 bytes as a JSON string, escaped as JSON.stringify escapes it: `"`, `\` and
+   * control characters; everything else, UTF-8 of any script included, as it is. NULL is "".
+   */
+  quoted(start: number, length: number): void {
+    const end = start + Math.max(0, length);
+    // At most six bytes per byte (\u00XX), and the quotes.
+    this.room((end - start) * 6 + 2);
+    const data = this.data;
+    const out = this.buffer;
+    let at = this.used;
+    out[at++] = 0x22;
+    let from = start;
+    for (let i = start; i < end; i++) {
+      const byte = data[i] as number;
+      if (byte >= 0x20 && byte !== 0x22 && byte !== 0x5c) continue;
+      at += data.copy(out, at, from, i);
+      from = i + 1;
+      out[at++] = 0x5c;
+      const short = byte === 0x22 || byte === 0x5c ? byte : SHORT_ESCAPES[byte];
+      if (short !== undefined) out[at++] = short;
+      else {
+        out[at++] = 0x75;
+        out[at++] = 0x30;
+        out[at++] = 0x30;
+        out[at++] = HEX[byte >> 4] as number;
+        out[at++] = HEX[byte & 15] as number;
+      }
+    }
+    at += data.copy(out, at, from, end);
+    out[at++] = 0x22;
+    this.used = at;
+  }
+
+  bytes(): Buffer {
+    return this.buffer.subarray(0, this.used);
+  }
+
+  private room(bytes: number): void {
+    if (this.used + bytes <= this.buffer.length) return;
+    const grown = Buffer.allocUnsafe(Math.max(this.used + bytes, this.buffer.length * 2));
+    this.buffer.copy(grown, 0, 0, this.used);
+    this.buffer = grown;
+  }
+}
