@@ -131,7 +131,7 @@ export const SETTINGS = {
   pgPoolSize: withDefault({
     env: 'CHATLOG_PG_POOL_SIZE',
     default: '10',
-    doc: "connections per pool (one pool for writes and small reads, one for streaming answers; the change feed's pages have 4 connections of their own)",
+    doc: "connections per pool (one pool for writes and small reads, one for streaming answers, one for the change feed's pages)",
     parse: integer(1, 1000),
   }),
   pgStatementTimeoutMs: withDefault({

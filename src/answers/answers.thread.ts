@@ -65,9 +65,9 @@ async function answer(id: number, query: MessageQuery, stream: Stream): Promise<
   }
 }
 
-async function feedPage(id: number, hubId: string, afterSeq: number, limit: number): Promise<void> {
+function feedPage(id: number, hubId: string, afterSeq: number, limit: number): void {
   try {
-    const page = await readers.feedJson(hubId, afterSeq, limit);
+    const page = readers.feedJson(hubId, afterSeq, limit);
     // A buffer of its own (a small one may share Node's pool), so that it can be transferred.
     const own = page.body.byteOffset === 0 && page.body.byteLength === page.body.buffer.byteLength;
     const body = own ? page.body : new Uint8Array(page.body);
@@ -79,7 +79,7 @@ async function feedPage(id: number, hubId: string, afterSeq: number, limit: numb
 
 port.on('message', (message: ToThread) => {
   if ('feed' in message) {
-    void feedPage(message.feed, message.hubId, message.afterSeq, message.limit);
+    feedPage(message.feed, message.hubId, message.afterSeq, message.limit);
     return;
   }
   if ('open' in message) {

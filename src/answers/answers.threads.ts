@@ -188,7 +188,14 @@ export class AnswerThreads implements AnswerSource, FeedSource {
       thread.pages.clear();
     };
     worker.on('error', lost);
-    worker.on('exit', (code) => lost(new Error(`an answer thread stopped (exit code ${code})`)));
+    // Its answers and pages failed, not the request: 503, asked again.
+    worker.on('exit', (code) =>
+      lost(
+        Object.assign(new Error(`an answer thread stopped (exit code ${code})`), {
+          code: 'CHATLOG_ANSWERS_LOST',
+        }),
+      ),
+    );
     // An idle thread does not keep the process alive; an answer in progress has its socket that does.
     worker.unref();
     this.threads[index] = thread;

@@ -743,7 +743,7 @@ export interface Store {
  * connection failures, shutdowns, too many connections, statement timeouts; network errors.
  */
 const UNAVAILABLE_CODES =
-  /^(SQLITE_(BUSY|LOCKED|IOERR|CANTOPEN|FULL|PROTOCOL|NOMEM)|CHATLOG_WRITER_LOST|08\d{3}|57P0[1-3]|53300|57014|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|EHOSTUNREACH|EAI_AGAIN)/;
+  /^(SQLITE_(BUSY|LOCKED|IOERR|CANTOPEN|FULL|PROTOCOL|NOMEM)|CHATLOG_(WRITER|ANSWERS)_LOST|08\d{3}|57P0[1-3]|53300|57014|ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|EHOSTUNREACH|EAI_AGAIN)/;
 const UNAVAILABLE_MESSAGES =
   /timeout exceeded when trying to connect|Connection terminated|Query read timeout|Client has encountered a connection error|connection timeout/i;
 

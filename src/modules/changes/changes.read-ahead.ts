@@ -16,8 +16,8 @@
 import type { FeedJsonPage } from '../../store/store.js';
 import type { FeedSource } from './changes.usecases.js';
 
-/** Read-ahead pages kept at once (one per client catching up); a new one past it drops the oldest. */
-const MAX_PAGES = 16;
+/** Read-ahead pages kept at once (AHEAD per client catching up); a new one past it drops the oldest. */
+const MAX_PAGES = 32;
 /**
  * Pages read ahead of a client: two, so the reader always has the next one to read while the
  * client receives one and asks for the next (one left the reader idle between the two).
@@ -34,6 +34,8 @@ interface Ahead {
   page: Promise<FeedJsonPage | undefined>;
   /** The page once read. */
   read: FeedJsonPage | undefined;
+  /** Its read failed. */
+  failed: boolean;
   timer: NodeJS.Timeout;
 }
 
@@ -53,7 +55,8 @@ export class FeedReadAhead {
   start(hubId: string, afterSeq: number, limit: number, version: number, depth = AHEAD): void {
     const key = keyOf(hubId, afterSeq, limit);
     const existing = this.pages.get(key);
-    if (existing?.version === version) {
+    // Left to go on unless its read failed (then it is read again).
+    if (existing?.version === version && !existing.failed) {
       if (depth > existing.depth) {
         existing.depth = depth;
         this.chain(hubId, key, existing);
@@ -68,6 +71,7 @@ export class FeedReadAhead {
       limit,
       depth,
       read: undefined,
+      failed: false,
       page: new Promise<FeedJsonPage | undefined>((resolve) => {
         // After the answer in hand has been handed to the socket (SQLite's store reads synchronously).
         setImmediate(() => {
@@ -79,6 +83,7 @@ export class FeedReadAhead {
     this.pages.set(key, ahead);
     void ahead.page.then((read) => {
       ahead.read = read;
+      ahead.failed = read === undefined;
       this.chain(hubId, key, ahead);
     });
   }

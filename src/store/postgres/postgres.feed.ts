@@ -55,10 +55,13 @@ export async function readFeedJsonByCopy(
       return typeof value === 'number' ? String(value) : client.escapeLiteral(String(value));
     });
     const stream = client.query(copyTo(`COPY (${sql}) TO STDOUT (FORMAT binary)`));
-    const timer = setTimeout(
-      () => stream.destroy(new Error(`a page of the change feed took over ${timeoutMs} ms`)),
-      timeoutMs,
-    );
+    const timer = setTimeout(() => {
+      // A dead network, as the driver's own query timeout would have said it (503, not 500).
+      const error = Object.assign(new Error(`a page of the change feed took over ${timeoutMs} ms`), {
+        code: 'ETIMEDOUT',
+      });
+      stream.destroy(error);
+    }, timeoutMs);
     try {
       for await (const part of stream) parts.push(part as Buffer);
     } finally {
@@ -154,7 +157,7 @@ function writeChange(
       text(Column.ContentType);
       out.ascii(`,"createdAt":"${time(Column.CreatedAt)}"}`);
       // `line` was stored as JSON.stringify made it: valid JSON, embedded as it is.
-      if (length(Column.Line) > 0) {
+      if (length(Column.Line) !== -1) {
         out.ascii(',"line":');
         out.raw(start(Column.Line), length(Column.Line));
       }

@@ -29,8 +29,6 @@ import { postgresSql } from './postgres.sql.js';
 import { announceChanges, PostgresWakeups } from './postgres.wakeups.js';
 
 const INT8_OID = 20;
-/** Connections for the change feed's pages (one a page; a catch-up reads at most two ahead). */
-const FEED_CONNECTIONS = 4;
 
 /** BIGINT columns (epoch ms, ids) as numbers: every value chatlog stores is below 2^53. */
 const types: pg.CustomTypesConfig = {
@@ -180,11 +178,7 @@ export class PostgresStore extends SqlStore {
     // does not know how to end (its timer would fire long after the COPY has, on whatever the
     // connection does by then): a pool of their own, with the server's statement timeout and
     // postgres.feed.ts's own timer for a dead network.
-    this.feedPool = new pg.Pool({
-      ...common,
-      max: FEED_CONNECTIONS,
-      connectionString: options.connectionString,
-    });
+    this.feedPool = new pg.Pool({ ...common, connectionString: options.connectionString });
     this.reads = postgresSql(this.pool);
     this.answerReads = postgresSql(this.streamPool, this.smallQueryTimeoutMs);
     const onError = options.onPoolError ?? (() => undefined);

@@ -65,8 +65,6 @@ interface Reader {
   json: Database.Statement<[string, number, number], JsonTuple>;
   jsonByTime: Database.Statement<[string, number, number], JsonTuple>;
   countInRange: Database.Statement<[string, number, number, number], [number]>;
-  /** Reads the change feed's pages (made at the first). */
-  feed?: FeedJsonReader | undefined;
   /** The cursor being read, so close() can end it (a connection with an open cursor cannot close). */
   cursor?: IterableIterator<unknown> | undefined;
 }
@@ -87,6 +85,7 @@ export class SqliteAnswerReaders {
   private readonly idle: Reader[] = [];
   private readonly busy = new Set<Reader>();
   private readonly waiters: Array<() => void> = [];
+  private feed: { db: Db; read: FeedJsonReader } | undefined;
   private closed = false;
 
   constructor(
@@ -172,15 +171,19 @@ export class SqliteAnswerReaders {
     }
   }
 
-  /** One page of the change feed as its JSON (sqlite.feed.ts), read on a connection of the pool. */
-  async feedJson(hubId: string, afterSeq: number, limit: number): Promise<FeedJsonPage> {
-    const reader = await this.acquire();
-    try {
-      reader.feed ??= feedJsonReader(reader.db);
-      return reader.feed(hubId, afterSeq, limit);
-    } finally {
-      this.release(reader);
+  /**
+   * One page of the change feed as its JSON (sqlite.feed.ts), on a connection of its own: a page is
+   * read at once, synchronously, so one connection serves every page, and a page never waits for
+   * one that a slow client's answer holds.
+   */
+  feedJson(hubId: string, afterSeq: number, limit: number): FeedJsonPage {
+    if (this.closed) throw new Error('the store is closed');
+    if (!this.feed) {
+      const db = openReader(this.file, 10_000);
+      db.pragma(`mmap_size = ${ANSWER_MMAP_BYTES}`);
+      this.feed = { db, read: feedJsonReader(db) };
     }
+    return this.feed.read(hubId, afterSeq, limit);
   }
 
   private async open(
@@ -232,6 +235,7 @@ export class SqliteAnswerReaders {
     }
     this.idle.length = 0;
     this.busy.clear();
+    if (this.feed?.db.open) this.feed.db.close();
   }
 
   /** At most MAX_READERS answers read at once (each holds a connection and its cache); others wait their turn. */
