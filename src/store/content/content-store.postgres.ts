@@ -7,7 +7,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import pg from 'pg';
-import { to as copyTo } from 'pg-copy-streams';
+import { copyOut, eachPiece } from '../postgres/postgres.copy-out.js';
 import type { ByteRange, ContentStore, StoredBlob } from './content-store.js';
 import {
   asBuffer,
@@ -392,16 +392,16 @@ async function copyChunks(
   let releaseError: Error | undefined;
   try {
     const stream = client.query(
-      copyTo(
+      copyOut(
         `COPY (SELECT n, bytes FROM content_chunks WHERE hub_id = ${client.escapeLiteral(hubId)}
            AND sha256 = ${client.escapeLiteral(sha256)} AND n BETWEEN ${first} AND ${upTo} ORDER BY n)
          TO STDOUT (FORMAT binary)`,
       ),
     );
     const rows = new BinaryCopyRows();
-    for await (const part of stream) {
-      for (const row of rows.write(part as Buffer)) onRow(row);
-    }
+    await eachPiece(stream, (part) => {
+      for (const row of rows.write(part)) onRow(row);
+    });
     rows.end();
   } catch (error) {
     // A COPY cut off midway leaves the connection in an unknown state: it is not reused.

@@ -10,9 +10,9 @@
  * COPY takes no parameters: the hub id is quoted and the numbers checked.
  */
 import type pg from 'pg';
-import { to as copyTo } from 'pg-copy-streams';
 import { FEED_SQL, feedParams } from '../sql/changes.js';
 import type { FeedJsonPage } from '../store.js';
+import { copyOut, eachPiece } from './postgres.copy-out.js';
 
 const COPY_SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
 
@@ -54,7 +54,7 @@ export async function readFeedJsonByCopy(
       const value = values[i++];
       return typeof value === 'number' ? String(value) : client.escapeLiteral(String(value));
     });
-    const stream = client.query(copyTo(`COPY (${sql}) TO STDOUT (FORMAT binary)`));
+    const stream = client.query(copyOut(`COPY (${sql}) TO STDOUT (FORMAT binary)`));
     const timer = setTimeout(() => {
       // A dead network, as the driver's own query timeout would have said it (503, not 500).
       const error = Object.assign(new Error(`a page of the change feed took over ${timeoutMs} ms`), {
@@ -63,7 +63,7 @@ export async function readFeedJsonByCopy(
       stream.destroy(error);
     }, timeoutMs);
     try {
-      for await (const part of stream) parts.push(part as Buffer);
+      await eachPiece(stream, (part) => parts.push(part));
     } finally {
       clearTimeout(timer);
     }
