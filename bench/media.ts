@@ -18,7 +18,10 @@
  *    item marked done (when GET answers 200), downloads/s and MB/s; baseline a bare client fetching
  *    the same sizes from the fake LINE 4 at once into fsynced files. And Q5 (32 signed senders, one
  *    text event per request) while each set downloads, --rounds times, each against Q5 alone just
- *    before and just after: goal within 10 % (the median).
+ *    before and just after: goal within 10 % (the median). On PostgreSQL each set's downloads end
+ *    with a CHECKPOINT (not timed): without it, the 524 MB a set of large downloads wrote at the full
+ *    byte budget once Q5 stopped were flushed during whichever window came next, alone or not
+ *    (bench/results/2026-11-27-issue-17-serving.md).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -100,6 +103,8 @@ async function prepare(kind: Kind) {
 /** How many of the hubs' content items are done, and how many ended otherwise (gone, failed). */
 function doneCounter(kind: Kind): {
   count(hubIds: string[]): Promise<{ done: number; other: number }>;
+  /** PostgreSQL: a CHECKPOINT, so that what the last set wrote is on disk before the next window. */
+  settle(): Promise<void>;
   close(): Promise<void>;
 } {
   const sql = (n: number, param: (i: number) => string) =>
@@ -121,6 +126,8 @@ function doneCounter(kind: Kind): {
         tally(
           db.prepare(sql(hubIds.length, () => '?')).all(...hubIds) as Array<{ state: string; n: number }>,
         ),
+      // SQLite's own checkpoints are small and frequent (its WAL is checkpointed at 1,000 pages).
+      settle: async () => undefined,
       close: async () => {
         db.close();
       },
@@ -139,6 +146,10 @@ function doneCounter(kind: Kind): {
           )
         ).rows,
       );
+    },
+    settle: async () => {
+      await connected;
+      await client.query('CHECKPOINT');
     },
     close: () => client.end(),
   };
@@ -342,6 +353,7 @@ async function run(kind: Kind): Promise<string[]> {
         const q5During = await load;
         const q5EndedAt = performance.now();
         await waiting;
+        await counter.settle();
         const seconds = (finished - started) / 1000;
         return {
           seconds,
@@ -401,6 +413,8 @@ async function run(kind: Kind): Promise<string[]> {
             `| ${set.name}, ${label} | ${fmt(bare.perSecond)} / ${fmt(bare.mbPerSecond)} | ${fmt(r.perSecond)} / ${fmt(r.mbPerSecond)} | ${(r.perSecond / bare.perSecond).toFixed(2)} | ${fmt(r.seconds)} (webhooks ${fmt(r.webhookSeconds, 2)}) |`,
           );
         row('alone', alone);
+        // Q5 alone again: the window before each round's follows the set's last downloads.
+        q5Alone = (await q5(`alone-${set.count}-0`)).eventsPerSecond;
         const ratios: number[] = [];
         for (let round = 1; round <= rounds; round++) {
           const withLoad = await download(makeSet(set.count, set.size, set.hubIds), () =>

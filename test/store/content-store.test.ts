@@ -21,7 +21,8 @@ const REMOVAL = '14';
 const OTHER = '15';
 const LARGE = '16';
 const CHECKS = '17';
-const HUBS = [PROPERTY, FAILING, LIMITS, REMOVAL, OTHER, LARGE, CHECKS];
+const PUTS = '18';
+const HUBS = [PROPERTY, FAILING, LIMITS, REMOVAL, OTHER, LARGE, CHECKS, PUTS];
 const CHUNK = 256 * 1024;
 
 interface Subject {
@@ -30,6 +31,8 @@ interface Subject {
   leftovers(hubId: string): Promise<number>;
   /** How many copies of one blob are kept: files, or chunk rows. */
   copies(hubId: string, sha256: string): Promise<number>;
+  /** PostgreSQL: a statement on a connection of the test's own; its row count. */
+  sql?: (text: string, params: unknown[]) => Promise<number>;
   close(): Promise<void>;
 }
 
@@ -82,6 +85,7 @@ async function openPostgres(): Promise<Subject> {
     leftovers: (hubId) => count('SELECT COUNT(*) AS n FROM content_chunks WHERE hub_id = $1', [hubId]),
     copies: (hubId, sha256) =>
       count('SELECT COUNT(*) AS n FROM content_chunks WHERE hub_id = $1 AND sha256 = $2', [hubId, sha256]),
+    sql: async (text, params) => (await pool.query(text, params)).rowCount ?? 0,
     close: async () => {
       await pool.end();
       await store.close();
@@ -281,6 +285,60 @@ for (const [kind, open] of kinds) {
       await s.store.remove(CHECKS, sha256);
       assert.equal(await s.store.stat(CHECKS, sha256), undefined);
     });
+
+    if (kind === 'postgres') {
+      test('a put keeps no transaction open while it waits for its source: each chunk is committed as it is written', async () => {
+        const bytes = pseudoRandom(12, 3 * CHUNK + 10);
+        let release: () => void = () => undefined;
+        const waiting = new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        // Two chunks, then a wait (a slow LINE), then the rest.
+        const source = Readable.from(
+          (async function* () {
+            yield bytes.subarray(0, 2 * CHUNK);
+            await waiting;
+            yield bytes.subarray(2 * CHUNK);
+          })(),
+          { objectMode: false },
+        );
+        const put = s.store.put(PUTS, source);
+        const sql = s.sql!;
+        const committed = () =>
+          sql("SELECT 1 FROM content_chunks WHERE hub_id = $1 AND sha256 LIKE 'tmp-%'", [PUTS]);
+        const deadline = Date.now() + 10_000;
+        while ((await committed()) < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+        assert.equal(await committed(), 2, 'another connection sees the chunks written so far');
+        assert.equal(await s.store.stat(PUTS, sha(bytes)), undefined, 'no blob before its last chunk');
+        release();
+        assert.deepEqual(await put, { sha256: sha(bytes), size: bytes.length });
+        assert.equal(await committed(), 0, 'named by their hash at the end');
+        assert.equal(await s.copies(PUTS, sha(bytes)), 4);
+        assert.deepEqual(await readAll(await s.store.read(PUTS, sha(bytes))), bytes);
+      });
+
+      test('the chunks a crashed put left are removed once older than an hour, not before', async () => {
+        const sql = s.sql!;
+        const key = (ms: number) =>
+          `tmp-${String(ms).padStart(13, '0')}-00000000-0000-4000-8000-000000000000`;
+        const now = Date.now();
+        const stale = key(now - 61 * 60_000);
+        const running = key(now - 59 * 60_000);
+        for (const sha256 of [stale, running]) {
+          await sql("INSERT INTO content_chunks (hub_id, sha256, n, bytes) VALUES ($1, $2, 0, '\\x00')", [
+            PUTS,
+            sha256,
+          ]);
+        }
+        const { PostgresContentStore } = await import('../../src/store/content/content-store.postgres.js');
+        await (s.store as InstanceType<typeof PostgresContentStore>).removeStaleChunks(now);
+        const left = (sha256: string) =>
+          sql('SELECT 1 FROM content_chunks WHERE hub_id = $1 AND sha256 = $2', [PUTS, sha256]);
+        assert.equal(await left(stale), 0);
+        assert.equal(await left(running), 1, 'a put under an hour old may still be running');
+        await sql('DELETE FROM content_chunks WHERE hub_id = $1 AND sha256 = $2', [PUTS, running]);
+      });
+    }
 
     test('200 MB stream through put and back with bounded memory', { timeout: 120_000 }, async () => {
       const total = 200 * 1024 * 1024;

@@ -3,6 +3,15 @@
  * chunks in `content_chunks` and one row in `content_blobs` (migration 8), so that several nodes
  * need no shared disk. Both ways stream: `put` inserts a chunk and waits for it before reading
  * more of the source; `read` fetches a few chunks when its consumer wants more.
+ *
+ * A put writes its chunks under a temporary key (`tmp-<ms>-<uuid>`), each chunk in a transaction
+ * of its own, and names them by their hash in one short transaction at the end, with the blob's
+ * row. One transaction for the whole put (minutes, for a large video at the download byte budget)
+ * kept PostgreSQL from pruning the row versions that every webhook's commit leaves behind
+ * (`hubs.last_seq`): webhook ingest beside ten 50 MB downloads went at 0.71-0.88 of its rate alone,
+ * and one idle open transaction did the same (bench/results/2026-11-27-issue-17-serving.md). The
+ * chunks of a put that failed are deleted; those of a crash, older than STALE_PUT_MS, when the store
+ * opens and every STALE_PUT_MS after.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
@@ -23,6 +32,11 @@ export const CHUNK_SIZE = 256 * 1024;
 const CHUNKS_PER_FETCH = 4;
 /** Blobs per query when listing a hub. */
 const LIST_PAGE = 1_000;
+/** A put's temporary chunks this old belong to no put still running (a download is cut at 30 min). */
+export const STALE_PUT_MS = 60 * 60 * 1000;
+/** The key a put's chunks are written under until their hash is known: it sorts by its time. */
+const TEMPORARY = 'tmp-';
+const temporaryKey = (now: number) => `${TEMPORARY}${String(now).padStart(13, '0')}-${randomUUID()}`;
 
 /** BIGINT arrives as a string unless the pool parses it (the store's pools do; this one may not). */
 function toNumber(value: unknown): number {
@@ -35,8 +49,30 @@ export class PostgresContentStore implements ContentStore {
   readonly kind = 'postgres' as const;
   private total: { bytes: number; at: number } | undefined;
 
+  private readonly sweeper: NodeJS.Timeout;
+  private sweeping: Promise<void> | undefined;
+
   /** Takes the pool (its search_path names the store's schema) and ends it on close. */
-  constructor(private readonly pool: pg.Pool) {}
+  constructor(private readonly pool: pg.Pool) {
+    this.sweeping = this.removeStaleChunks();
+    this.sweeper = setInterval(() => {
+      this.sweeping ??= this.removeStaleChunks();
+    }, STALE_PUT_MS).unref();
+  }
+
+  /** Deletes the chunks of puts that began over STALE_PUT_MS ago and never ended (a crash's). */
+  async removeStaleChunks(now = Date.now()): Promise<void> {
+    try {
+      await this.pool.query('DELETE FROM content_chunks WHERE sha256 >= $1 AND sha256 < $2', [
+        TEMPORARY,
+        `${TEMPORARY}${String(Math.max(0, now - STALE_PUT_MS)).padStart(13, '0')}`,
+      ]);
+    } catch {
+      // The next sweep tries again; a database that is down fails the puts and reads too.
+    } finally {
+      this.sweeping = undefined;
+    }
+  }
 
   /** A pool for content, from the same pg as the store's (this module is loaded only when used). */
   static pool(config: pg.PoolConfig): pg.Pool {
@@ -61,14 +97,17 @@ export class PostgresContentStore implements ContentStore {
   private async write(hubId: string, source: Readable, maxBytes: number | undefined): Promise<StoredBlob> {
     checkHubId(hubId);
     const client = await this.pool.connect();
-    // The chunks are written under a key of their own until the hash is known; the transaction
-    // keeps them from anyone else, and a failure rolls them back with it.
-    const pendingKey = `tmp-${randomUUID()}`;
+    const pendingKey = temporaryKey(Date.now());
     const hash = createHash('sha256');
     let size = 0;
     let n = 0;
+    let wrote = false;
     let releaseError: Error | undefined;
+    // Each chunk commits without waiting for the disk: the last transaction, which names the
+    // chunks by their hash, waits, and PostgreSQL writes its log in order, so a blob is never
+    // named before its chunks are durable.
     const insertChunk = async (bytes: Buffer): Promise<void> => {
+      wrote = true;
       await client.query('INSERT INTO content_chunks (hub_id, sha256, n, bytes) VALUES ($1, $2, $3, $4)', [
         hubId,
         pendingKey,
@@ -78,7 +117,7 @@ export class PostgresContentStore implements ContentStore {
       n += 1;
     };
     try {
-      await client.query('BEGIN');
+      await client.query('SET synchronous_commit = off');
       let pending: Buffer[] = [];
       let pendingBytes = 0;
       for await (const chunk of source) {
@@ -99,6 +138,8 @@ export class PostgresContentStore implements ContentStore {
       }
       if (pendingBytes > 0) await insertChunk(Buffer.concat(pending, pendingBytes));
       const sha256 = hash.digest('hex');
+      await client.query('BEGIN');
+      await client.query('SET LOCAL synchronous_commit = on');
       // The row first: a concurrent put of the same bytes waits here for the other's commit, then
       // finds the row and keeps nothing (instead of failing on the chunks' key).
       const inserted = await client.query(
@@ -106,23 +147,33 @@ export class PostgresContentStore implements ContentStore {
          ON CONFLICT (hub_id, sha256) DO NOTHING`,
         [hubId, sha256, size, CHUNK_SIZE, Date.now()],
       );
-      if (inserted.rowCount === 0) {
-        await client.query('ROLLBACK');
-        return { sha256, size };
-      }
-      await client.query('UPDATE content_chunks SET sha256 = $3 WHERE hub_id = $1 AND sha256 = $2', [
-        hubId,
-        pendingKey,
-        sha256,
-      ]);
+      await client.query(
+        inserted.rowCount === 0
+          ? 'DELETE FROM content_chunks WHERE hub_id = $1 AND sha256 = $2'
+          : 'UPDATE content_chunks SET sha256 = $3 WHERE hub_id = $1 AND sha256 = $2',
+        inserted.rowCount === 0 ? [hubId, pendingKey] : [hubId, pendingKey, sha256],
+      );
       await client.query('COMMIT');
-      this.total = undefined;
+      wrote = false;
+      if (inserted.rowCount !== 0) this.total = undefined;
+      await client.query('RESET synchronous_commit').catch((resetError: Error) => {
+        releaseError = resetError;
+      });
       return { sha256, size };
     } catch (error) {
-      await client.query('ROLLBACK').catch((rollbackError: Error) => {
-        // A connection that cannot roll back is not given back to the pool.
-        releaseError = rollbackError;
-      });
+      try {
+        await client.query('ROLLBACK');
+        await client.query('RESET synchronous_commit');
+        // The chunks written so far, each committed: deleted (a crash's wait for the sweep).
+        if (wrote)
+          await client.query('DELETE FROM content_chunks WHERE hub_id = $1 AND sha256 = $2', [
+            hubId,
+            pendingKey,
+          ]);
+      } catch (cleanupError) {
+        // A connection that cannot clean up is not given back to the pool.
+        releaseError = cleanupError as Error;
+      }
       throw error;
     } finally {
       client.release(releaseError);
@@ -194,6 +245,8 @@ export class PostgresContentStore implements ContentStore {
   }
 
   async close(): Promise<void> {
+    clearInterval(this.sweeper);
+    await this.sweeping;
     await this.pool.end();
   }
 
