@@ -3,7 +3,7 @@
  * each stream's chunks pass once the budget has room for them, so together the streams move at
  * most `bytesPerSecond`, each at its share. Back-pressure does the rest: a stream that waits here
  * stops reading its source. The budget may change from one moment to the next (a function: the
- * content worker's is smaller while the process is busy with clients).
+ * content worker's is smaller while the process is busy with clients); Infinity is no limit.
  */
 import { Transform, type TransformCallback } from 'node:stream';
 
@@ -19,7 +19,8 @@ export class ByteRate {
     private readonly clock: () => number = () => performance.now(),
   ) {
     this.budget = typeof bytesPerSecond === 'number' ? () => bytesPerSecond : bytesPerSecond;
-    this.available = this.budget();
+    const first = this.budget();
+    this.available = Number.isFinite(first) ? first : 0;
     this.last = clock();
   }
 
@@ -34,6 +35,12 @@ export class ByteRate {
     for (;;) {
       const now = this.clock();
       const bytesPerSecond = this.budget();
+      if (bytesPerSecond === Number.POSITIVE_INFINITY) {
+        // No limit now: a limit set later starts from an empty second.
+        this.available = 0;
+        this.last = now;
+        return;
+      }
       this.available = Math.min(bytesPerSecond, this.available + ((now - this.last) * bytesPerSecond) / 1000);
       this.last = now;
       // A chunk larger than a second's budget passes once the budget is full.

@@ -58,3 +58,26 @@ test('a budget that changes: small while busy, and the bytes flow again as soon 
   const seconds = (performance.now() - started) / 1000;
   assert.ok(seconds < 30, `took ${seconds.toFixed(2)} s`);
 });
+
+test('no limit (Infinity) lets everything through without waiting; a limit set later holds from an empty second', async () => {
+  // A clock of the test's own: with it standing still, any wait would never end.
+  let now = 0;
+  let limit = Number.POSITIVE_INFINITY;
+  const rate = new ByteRate(
+    () => limit,
+    () => now,
+  );
+  const { stream, sent } = source(5_000_000, 65_536, 3);
+  assert.ok((await buffer(stream.pipe(rate.stream()))).equals(sent));
+  limit = 100_000;
+  const after = source(150_000, 10_000, 4);
+  const ticking = setInterval(() => {
+    now += 50;
+  }, 5);
+  try {
+    assert.ok((await buffer(after.stream.pipe(rate.stream()))).equals(after.sent));
+  } finally {
+    clearInterval(ticking);
+  }
+  assert.ok(now >= 1_400, `150 kB at 100 kB/s from an empty second passed after ${now} ms of the clock`);
+});

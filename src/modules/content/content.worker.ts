@@ -32,7 +32,9 @@ export const PG_DOWNLOAD_MBPS = 32;
  * deliveries yield: ../../lib/traffic.ts); they go on at full budget when it is quieter. 10
  * downloads of 50 MB beside webhook ingest (Q5) on PostgreSQL, Q5's ratio to Q5 alone in three
  * rounds (bench/media.ts --parts 2): 32 MB/s throughout 0.51-0.64; 1/8 of it while busy 0.75-0.89;
- * 1/32 while busy 0.86-1.04.
+ * 1/32 while busy 0.86-1.04. Without a budget (files, CHATLOG_DOWNLOAD_MBPS 0) the same share of
+ * PG_DOWNLOAD_MBPS while busy: on SQLite, ten 50 MB downloads at full speed left Q5 at 0.40-0.54 of
+ * its rate alone, at 1 MB/s while busy 0.91-1.00 (bench/results/2026-11-27-issue-17-serving.md).
  */
 export const BUSY_SHARE = 1 / 32;
 /** Downloads of one hub at once, on every node together. */
@@ -72,7 +74,7 @@ export interface ContentWorkerOptions {
   concurrency: number;
   /** CHATLOG_DOWNLOAD_MBPS in bytes: what all downloads write together each second; 0 or none, no limit. */
   bytesPerSecond?: number;
-  /** True while the process serves many requests: the downloads then write BUSY_SHARE of bytesPerSecond. */
+  /** True while the process serves many requests: the downloads then write BUSY_SHARE of bytesPerSecond (of PG_DOWNLOAD_MBPS without one). */
   busy?: () => boolean;
   clock?: () => number;
   sweepMs?: number;
@@ -97,9 +99,14 @@ export class ContentWorker {
 
   constructor(private readonly options: ContentWorkerOptions) {
     this.clock = options.clock ?? Date.now;
-    const full = options.bytesPerSecond;
+    const full = options.bytesPerSecond || Number.POSITIVE_INFINITY;
     const busy = options.busy;
-    this.rate = full ? new ByteRate(busy ? () => (busy() ? full * BUSY_SHARE : full) : full) : undefined;
+    const whileBusy = (Number.isFinite(full) ? full : PG_DOWNLOAD_MBPS * 1e6) * BUSY_SHARE;
+    this.rate = busy
+      ? new ByteRate(() => (busy() ? whileBusy : full))
+      : Number.isFinite(full)
+        ? new ByteRate(full)
+        : undefined;
   }
 
   start(): void {
