@@ -103,6 +103,8 @@ export class PostgresContentStore implements ContentStore {
     let n = 0;
     let wrote = false;
     let releaseError: Error | undefined;
+    const deleteChunks = () =>
+      client.query('DELETE FROM content_chunks WHERE hub_id = $1 AND sha256 = $2', [hubId, pendingKey]);
     // Each chunk commits without waiting for the disk: the last transaction, which names the
     // chunks by their hash, waits, and PostgreSQL writes its log in order, so a blob is never
     // named before its chunks are durable.
@@ -147,15 +149,18 @@ export class PostgresContentStore implements ContentStore {
          ON CONFLICT (hub_id, sha256) DO NOTHING`,
         [hubId, sha256, size, CHUNK_SIZE, Date.now()],
       );
-      await client.query(
-        inserted.rowCount === 0
-          ? 'DELETE FROM content_chunks WHERE hub_id = $1 AND sha256 = $2'
-          : 'UPDATE content_chunks SET sha256 = $3 WHERE hub_id = $1 AND sha256 = $2',
-        inserted.rowCount === 0 ? [hubId, pendingKey] : [hubId, pendingKey, sha256],
-      );
+      const kept = inserted.rowCount !== 0;
+      if (!kept) await deleteChunks();
+      else {
+        await client.query('UPDATE content_chunks SET sha256 = $3 WHERE hub_id = $1 AND sha256 = $2', [
+          hubId,
+          pendingKey,
+          sha256,
+        ]);
+      }
       await client.query('COMMIT');
       wrote = false;
-      if (inserted.rowCount !== 0) this.total = undefined;
+      if (kept) this.total = undefined;
       await client.query('RESET synchronous_commit').catch((resetError: Error) => {
         releaseError = resetError;
       });
@@ -165,11 +170,7 @@ export class PostgresContentStore implements ContentStore {
         await client.query('ROLLBACK');
         await client.query('RESET synchronous_commit');
         // The chunks written so far, each committed: deleted (a crash's wait for the sweep).
-        if (wrote)
-          await client.query('DELETE FROM content_chunks WHERE hub_id = $1 AND sha256 = $2', [
-            hubId,
-            pendingKey,
-          ]);
+        if (wrote) await deleteChunks();
       } catch (cleanupError) {
         // A connection that cannot clean up is not given back to the pool.
         releaseError = cleanupError as Error;

@@ -9,7 +9,7 @@
  *
  * It replaces the stream's internal list of pieces (`_copyDataChunks`, pg-copy-streams 7.0.0,
  * pinned in package.json). A version that no longer has it fails the first COPY with an error that
- * says so, never with different bytes: test/store/binary-copy.test.ts and the content store's tests
+ * says so, never with different bytes: test/store/copy-out.test.ts and the content store's tests
  * read through it on PostgreSQL.
  *
  * Read it with eachPiece, not `for await`: a stream's async iterator calls `read()`, which joins
