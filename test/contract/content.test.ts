@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
+import { PER_HUB } from '../../src/modules/content/content.worker.js';
 import { type FakeLine, startFakeLine } from '../fixtures/fake-line.js';
 import { body, messageEvent, SAMPLE_MESSAGES, signed, USER } from '../fixtures/line.js';
 import { rawRequest, startTestServer, type TestServer } from '../helpers.js';
@@ -294,4 +295,35 @@ test('the same bytes in two messages are kept once; an unsend keeps them for the
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   assert.equal(await server.blobs.stat(hubId, sha256(bytes)), undefined, 'the bytes are deleted');
+});
+
+test('while more downloads wait than may run, the worker waits for one to end instead of asking the store again and again', async () => {
+  const { hubId, key } = await newHub();
+  const ids = Array.from({ length: PER_HUB + 2 }, () => lineId());
+  for (const id of ids) {
+    line.setContent(id, { bytes: bytesOf(20_000, 5), contentType: 'image/jpeg', trickleMs: 1_500 });
+    await send(hubId, { id, type: 'image', contentProvider: { type: 'line' } });
+  }
+  // PER_HUB of them run (the hub's limit) and the others wait for a turn: a slot ending looks again.
+  const running = () =>
+    line.requests.filter((r) => ids.includes(r.messageId ?? '') && r.endedAt === undefined).length;
+  const deadline = Date.now() + 10_000;
+  while (running() < PER_HUB && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  assert.equal(running(), PER_HUB);
+  const { content: queue } = server.store;
+  const nextDue = queue.nextDue;
+  let looks = 0;
+  queue.nextDue = () => {
+    looks += 1;
+    return nextDue.call(queue);
+  };
+  try {
+    await new Promise((r) => setTimeout(r, 500));
+    assert.equal(running(), PER_HUB, 'the downloads were still running');
+    // A look or two after each commit (the webhooks), not one after another (475 in 500 ms before).
+    assert.ok(looks <= 10, `the queue was looked at ${looks} times in 500 ms`);
+  } finally {
+    queue.nextDue = nextDue;
+  }
+  for (const id of ids) assert.equal((await settled(hubId, key, id)).status, 200);
 });

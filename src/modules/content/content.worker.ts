@@ -37,6 +37,12 @@ export const PG_DOWNLOAD_MBPS = 32;
  * its rate alone, at 1 MB/s while busy 0.91-1.00 (bench/results/2026-11-27-issue-17-serving.md).
  */
 export const BUSY_SHARE = 1 / 32;
+/**
+ * What a download costs beside its bytes (LINE's answer, the lease and settle transactions, the
+ * file's fsyncs), taken from the byte budget before each: while the process is busy, small images
+ * otherwise went 50 a second at 1 MB/s.
+ */
+export const DOWNLOAD_COST_BYTES = 64 * 1024;
 /** Downloads of one hub at once, on every node together. */
 export const PER_HUB = 4;
 const LEASE_MS = 15_000;
@@ -94,6 +100,8 @@ export class ContentWorker {
   private stopped = true;
   private lastCommitPass = 0;
   private commitTimer: NodeJS.Timeout | undefined;
+  /** The last pass found due downloads and free slots, and could take none of them. */
+  private blocked = false;
 
   private readonly rate: ByteRate | undefined;
 
@@ -162,14 +170,27 @@ export class ContentWorker {
       });
   }
 
+  /**
+   * Until the next pass: when the next download is due, or SWEEP_MS. Not at once while every slot
+   * is taken or the last pass found due downloads it could not take (their hubs' PER_HUB under way):
+   * a finished download, a commit or the sweep (which also deletes released bytes) looks again. (A pass at once each time was a loop of
+   * queries on the event loop for as long as the queue was longer than the slots.)
+   */
   private sleep(): void {
     const sweep = this.options.sweepMs ?? SWEEP_MS;
+    clearTimeout(this.timer);
+    if (this.inFlight >= this.options.concurrency) {
+      this.timer = setTimeout(() => this.kick(), sweep).unref();
+      return;
+    }
+    const blocked = this.blocked;
     void this.options.store.content
       .nextDue()
       .catch(() => undefined)
       .then((next) => {
         if (this.stopped || this.running) return;
-        const delay = next === undefined ? sweep : Math.min(sweep, Math.max(0, next - this.clock()));
+        const wait = next === undefined ? sweep : Math.max(0, next - this.clock());
+        const delay = Math.min(sweep, wait === 0 && blocked ? sweep : wait);
         clearTimeout(this.timer);
         this.timer = setTimeout(() => this.kick(), delay).unref();
       });
@@ -181,6 +202,7 @@ export class ContentWorker {
    * write here would wait for the writer the webhooks use.
    */
   private async pass(): Promise<void> {
+    this.blocked = false;
     await this.release();
     const free = this.options.concurrency - this.inFlight;
     if (free <= 0 || this.stopped) return;
@@ -188,6 +210,7 @@ export class ContentWorker {
     const due = await this.options.store.content.nextDue();
     if (due === undefined || due > now) return;
     const leased = await this.options.store.content.lease(now, now + LEASE_MS, free, PER_HUB);
+    this.blocked = leased.length === 0;
     for (const item of leased) {
       this.inFlight += 1;
       const download: Promise<void> = this.download(item)
@@ -275,6 +298,8 @@ export class ContentWorker {
         );
       }
     }
+    // Each download's own work (its requests, transactions and files) counted as bytes too.
+    await this.rate?.take(DOWNLOAD_COST_BYTES);
     const answer = await contentOf(base, token, item.lineMessageId, signal);
     if (answer.kind !== 'ok') return this.afterRefusal(item, answer);
     const mediaType = answer.value.mediaType.split(';')[0]?.trim().toLowerCase() ?? '';
