@@ -14,14 +14,17 @@
  *    same bytes from a file with fs.createReadStream. Goal ≥ 0.8 on files, ≥ 0.5 on PostgreSQL.
  *    And the server's VmRSS growth while the 10 run (sampled every 20 ms): goal < 30 MB.
  * 2. Downloads from the fake LINE: --images × --image-kb, then --large-count × --large-mb, spread
- *    over two hubs (a hub downloads 2 at once, a node 4): from the first webhook sent to the last
+ *    over two hubs (a hub downloads 4 at once, a node 8): from the first webhook sent to the last
  *    item marked done (when GET answers 200), downloads/s and MB/s; baseline a bare client fetching
  *    the same sizes from the fake LINE 4 at once into fsynced files. And Q5 (32 signed senders, one
  *    text event per request) while each set downloads, --rounds times, each against Q5 alone just
- *    before and just after: goal within 10 % (the median). On PostgreSQL each set's downloads end
- *    with a CHECKPOINT (not timed): without it, the 524 MB a set of large downloads wrote at the full
- *    byte budget once Q5 stopped were flushed during whichever window came next, alone or not
- *    (bench/results/2026-11-27-issue-17-serving.md).
+ *    before and just after: goal within 10 % (the median). Beside each Q5 window, the CPU time each
+ *    process used in it (the server's per event, the fake LINE's, this process's, the machine's busy
+ *    and iowait cores): what the downloads cost, and whether the machine was the limit. While Q5
+ *    runs, the count of finished downloads (a query of the store) is made every 250 ms instead of
+ *    25 ms. On PostgreSQL each set's downloads end with a CHECKPOINT (not timed): without it, the
+ *    524 MB a set of large downloads wrote at the full byte budget once Q5 stopped were flushed
+ *    during whichever window came next, alone or not (bench/results/2026-11-27-issue-17-serving.md).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -37,7 +40,7 @@ import type { Store } from '../src/store/store.js';
 import { generatedBytes } from '../test/fixtures/fake-line.js';
 import { readArgs } from './args.js';
 import { median } from './feed-common.js';
-import { RssSampler, readStatus } from './proc.js';
+import { cpuSeconds, machineCpu, RssSampler, readStatus } from './proc.js';
 import { ROOT, runJson, runWebhookLoad, startBaseline, startChatlog, stopAll } from './processes.js';
 
 const SECRET = 'chatlog-bench-suite-secret-0123456789abcdef';
@@ -235,6 +238,19 @@ async function run(kind: Kind): Promise<string[]> {
     ...env,
   });
   const counter = doneCounter(kind);
+  const linePid = line.child.pid ?? 0;
+  const cpuNow = () => {
+    const machine = machineCpu();
+    const own = process.cpuUsage();
+    return {
+      at: performance.now() / 1000,
+      server: cpuSeconds(pid),
+      line: cpuSeconds(linePid),
+      bench: (own.user + own.system) / 1e6,
+      busy: machine.busy,
+      iowait: machine.iowait,
+    };
+  };
   try {
     if (parts.has(1)) {
       const id = nextId();
@@ -306,8 +322,10 @@ async function run(kind: Kind): Promise<string[]> {
 
     if (parts.has(2)) {
       type Fetched = { count: number; bytes: number; failed: number; seconds: number };
-      const q5 = async (label: string) =>
-        runWebhookLoad<{ eventsPerSecond: number; failed: number }>(
+      /** Q5 for loadSeconds, and the CPU time each process (and the machine) used meanwhile. */
+      const q5 = async (label: string) => {
+        const before = cpuNow();
+        const result = await runWebhookLoad<{ eventsPerSecond: number; failed: number }>(
           `${base}/webhooks/line/${hubs.q5}`,
           CHANNEL_SECRET,
           {
@@ -317,6 +335,14 @@ async function run(kind: Kind): Promise<string[]> {
             prefix: `q5-${kind}-${label}-${Date.now()}`,
           },
         );
+        const after = cpuNow();
+        const used = (key: keyof typeof before) => after[key] - before[key];
+        const seconds = after.at - before.at;
+        return {
+          ...result,
+          cpu: `${fmt((1000 * used('server')) / (result.eventsPerSecond * loadSeconds), 2)} / ${fmt(used('line'), 2)} / ${fmt(used('bench'), 2)} / ${fmt(used('busy') / seconds, 2)} / ${fmt(used('iowait') / seconds, 2)}`,
+        };
+      };
       const makeSet = (count: number, size: number, hubIds: string[]) =>
         Array.from({ length: count }, (_, i) => ({
           hubId: hubIds[i % hubIds.length] ?? '',
@@ -327,7 +353,7 @@ async function run(kind: Kind): Promise<string[]> {
       /** Chatlog downloads the set; with `during`, Q5 runs once the webhooks are answered. */
       const download = async (
         set: ReturnType<typeof makeSet>,
-        during?: () => Promise<{ eventsPerSecond: number }>,
+        during?: () => Promise<{ eventsPerSecond: number; cpu: string }>,
       ) => {
         await setContent(line.base, set);
         const hubIds = [...new Set(set.map((item) => item.hubId))];
@@ -335,7 +361,10 @@ async function run(kind: Kind): Promise<string[]> {
         const started = performance.now();
         await sendMedia(base, set);
         const acked = performance.now();
-        const load = during?.();
+        let loadRunning = during !== undefined;
+        const load = during?.().finally(() => {
+          loadRunning = false;
+        });
         let finished = 0;
         const waiting = (async () => {
           const deadline = performance.now() + 600_000;
@@ -347,7 +376,8 @@ async function run(kind: Kind): Promise<string[]> {
               return;
             }
             if (performance.now() > deadline) throw new Error('downloads not done within 10 min');
-            await new Promise((resolve) => setTimeout(resolve, 25));
+            // Every 25 ms; every 250 ms while Q5 runs, so that the count takes little CPU from it.
+            await new Promise((resolve) => setTimeout(resolve, loadRunning ? 250 : 25));
           }
         })();
         const q5During = await load;
@@ -360,7 +390,7 @@ async function run(kind: Kind): Promise<string[]> {
           webhookSeconds: (acked - started) / 1000,
           perSecond: set.length / seconds,
           mbPerSecond: (set.length * (set[0]?.size ?? 0)) / MB / seconds,
-          q5: q5During?.eventsPerSecond,
+          q5: q5During,
           throughout: q5EndedAt < finished,
         };
       };
@@ -387,7 +417,7 @@ async function run(kind: Kind): Promise<string[]> {
       // running, each against Q5 alone just before and just after it (one window of Q5 alone
       // varies by 10-20 % on this machine): the median ratio is judged.
       await q5('warm-up');
-      let q5Alone = (await q5('alone')).eventsPerSecond;
+      let q5Alone = await q5('alone');
       const sets = [
         {
           name: `${images.toLocaleString('en-US')} × ${fmt(imageBytes / 1024, 0)} KiB`,
@@ -404,6 +434,7 @@ async function run(kind: Kind): Promise<string[]> {
       ];
       const rows: string[] = [];
       const q5Rows: string[] = [];
+      const cpuRows: string[] = [];
       const judged: string[] = [];
       for (const set of sets) {
         const bare = await fetchBaseline(set.count, set.size);
@@ -414,7 +445,7 @@ async function run(kind: Kind): Promise<string[]> {
           );
         row('alone', alone);
         // Q5 alone again: the window before each round's follows the set's last downloads.
-        q5Alone = (await q5(`alone-${set.count}-0`)).eventsPerSecond;
+        q5Alone = await q5(`alone-${set.count}-0`);
         const ratios: number[] = [];
         for (let round = 1; round <= rounds; round++) {
           const withLoad = await download(makeSet(set.count, set.size, set.hubIds), () =>
@@ -422,12 +453,15 @@ async function run(kind: Kind): Promise<string[]> {
           );
           row(`with Q5 running (${round})`, withLoad);
           const before = q5Alone;
-          q5Alone = (await q5(`alone-${set.count}-${round}`)).eventsPerSecond;
-          const during = withLoad.q5 ?? 0;
-          const ratio = during / ((before + q5Alone) / 2);
+          q5Alone = await q5(`alone-${set.count}-${round}`);
+          const during = withLoad.q5?.eventsPerSecond ?? 0;
+          const ratio = during / ((before.eventsPerSecond + q5Alone.eventsPerSecond) / 2);
           ratios.push(ratio);
           q5Rows.push(
-            `| ${set.name} | ${round} | ${fmt(before)} | ${fmt(during)} | ${fmt(q5Alone)} | ${withLoad.throughout ? 'yes' : 'NO'} | ${ratio.toFixed(2)} |`,
+            `| ${set.name} | ${round} | ${fmt(before.eventsPerSecond)} | ${fmt(during)} | ${fmt(q5Alone.eventsPerSecond)} | ${withLoad.throughout ? 'yes' : 'NO'} | ${ratio.toFixed(2)} |`,
+          );
+          cpuRows.push(
+            `| ${set.name} | ${round} | ${before.cpu} | ${withLoad.q5?.cpu ?? ''} | ${q5Alone.cpu} |`,
           );
         }
         const middle = median(ratios);
@@ -447,6 +481,12 @@ async function run(kind: Kind): Promise<string[]> {
       );
       say('|---|---:|---:|---:|---:|---|---:|');
       for (const row of q5Rows) say(row);
+      say(
+        "\nCPU in those windows: the server's CPU ms per Q5 event / fake LINE CPU s / this bench's CPU s / the machine's busy cores / cores in iowait:\n",
+      );
+      say('| set | round | alone before | while downloads ran | alone after |');
+      say('|---|---:|---|---|---|');
+      for (const row of cpuRows) say(row);
       say('\nQ5 while downloads ran, ratio to Q5 alone:');
       for (const line of judged) say(line);
     }

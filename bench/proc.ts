@@ -88,3 +88,16 @@ export class RssSampler {
     clearInterval(this.timer);
   }
 }
+
+/** The whole machine's CPU seconds so far from /proc/stat: busy (all but idle and iowait), iowait. */
+export function machineCpu(): { busy: number; iowait: number } {
+  cpuSeconds(process.pid); // reads CLK_TCK once
+  const fields = (fs.readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '')
+    .trim()
+    .split(/\s+/)
+    .slice(1)
+    .map(Number);
+  const [user = 0, nice = 0, system = 0, , iowait = 0, irq = 0, softirq = 0, steal = 0] = fields;
+  const ticks = clockTicks ?? 100;
+  return { busy: (user + nice + system + irq + softirq + steal) / ticks, iowait: iowait / ticks };
+}

@@ -119,8 +119,18 @@ export async function startChatlog(
   const childEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
   for (const [name, value] of Object.entries(env)) if (value === undefined) delete childEnv[name];
   // The node process itself (bin/chatlog imports the CLI in-process), so its pid is the server's.
+  // CHATLOG_BENCH_CPU_PROF=<dir>: each of its threads writes a V8 CPU profile there when it exits.
   const child = track(
-    spawn(process.execPath, args, { cwd: root, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] }),
+    spawn(
+      process.execPath,
+      [
+        ...(process.env.CHATLOG_BENCH_CPU_PROF
+          ? ['--cpu-prof', '--cpu-prof-dir', process.env.CHATLOG_BENCH_CPU_PROF]
+          : []),
+        ...args,
+      ],
+      { cwd: root, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] },
+    ),
   );
   if (child.pid === undefined) throw new Error('could not start chatlog serve');
   const output: string[] = [];
