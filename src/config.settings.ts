@@ -230,7 +230,7 @@ export const SETTINGS = {
   downloadMbps: optional({
     env: 'CHATLOG_DOWNLOAD_MBPS',
     shownDefault: '`32` with `CHATLOG_CONTENT_STORE=postgres`, else `0`',
-    doc: 'megabytes per second that all media downloads of a process write together, so that large downloads leave the store to webhooks (PostgreSQL writes them to the WAL that every commit waits for); a thirty-second of it while the server is busy with clients; `0`: no limit, except 1 MB/s while the server is busy',
+    doc: 'megabytes per second that all media downloads of a process write together, so that large downloads leave the store to webhooks (PostgreSQL writes them to the WAL that every commit waits for); a thirty-second of it while the server is busy with clients; `0`: no limit, except 1 MB/s while the server is busy. Each download counts as 64 KiB beside its bytes',
     parse: integer(0, 100_000),
   }),
   metricsToken: optional({
