@@ -17,7 +17,7 @@
  *    event per request, --load-seconds) with the index written against without (goal ≥ 0.7).
  */
 
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import path from 'node:path';
 import pg from 'pg';
 import { createSecretBox } from '../src/lib/secrets.js';
@@ -180,6 +180,10 @@ async function indexCost(kind: StoreKind): Promise<void> {
     `import of ${importMessages.toLocaleString('en-US')} messages into an empty store, messages/s (min / median / max): with the index ${per(imports.index)}, without ${per(imports['no-index'])}: ratio ${importRatio.toFixed(2)} (goal ≥ 0.7: ${importRatio >= 0.7 ? 'met' : 'MISSED'})`,
   );
 
+  // What the imports wrote is flushed now (not timed): before, the kernel still wrote it back during
+  // Q5's first windows, whose commits wait for their fdatasync, and some with the index ran at a
+  // fifth of the others (bench/results/2026-11-28-issue-18-index-cost.md).
+  execFileSync('sync');
   const store = openStore(kind);
   const hubId = `94${String(Date.now() % 1e9).padStart(9, '0')}`;
   await new HubService(store, createSecretBox(SECRET)).add(hubId, { lineChannelSecret: CHANNEL_SECRET });
