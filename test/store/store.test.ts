@@ -1,10 +1,20 @@
 /** The Store contract, run on SQLite and (CHATLOG_TEST_STORE=postgres) on PostgreSQL. */
 
 import assert from 'node:assert/strict';
+import path from 'node:path';
 import { after, before, test } from 'node:test';
 import fc from 'fast-check';
+import pg from 'pg';
 import { answerVersion } from '../../src/modules/messages/messages.usecases.js';
-import { assertStoreSound, createTestStore, message, storeMessages, type TestStore } from '../helpers.js';
+import { openDatabase } from '../../src/store/sqlite/sqlite.driver.js';
+import {
+  assertStoreSound,
+  createTestStore,
+  message,
+  reopenTestStore,
+  storeMessages,
+  type TestStore,
+} from '../helpers.js';
 
 let t: TestStore;
 before(async () => {
@@ -16,6 +26,69 @@ test('migrations are versioned and safe to run again', async () => {
   await t.store.migrate();
   await t.store.migrate();
   assert.equal(await t.store.ready(), true);
+});
+
+/** Runs statements on the test store's database beside the store (its own connection). */
+async function onDatabase(statements: string): Promise<void> {
+  if (t.env.DATABASE_URL) {
+    const client = new pg.Client({
+      connectionString: t.env.DATABASE_URL,
+      options: `-c search_path=${t.env.CHATLOG_PG_SCHEMA}`,
+    });
+    await client.connect();
+    try {
+      await client.query(statements);
+    } finally {
+      await client.end();
+    }
+  } else {
+    const db = openDatabase(path.join(t.dir, 'chatlog.db'));
+    try {
+      db.exec(statements);
+    } finally {
+      db.close();
+    }
+  }
+}
+
+test('an upgrade from a store whose search index holds the tokens before migration 16 indexes every message again', async () => {
+  await t.hubs.add('16', {});
+  const texts = ['予約をお願いします', 'Can I change my booking?', '駐車場', 'ｶﾀｶﾅ and 🍣'];
+  await storeMessages(
+    t.store,
+    '16',
+    texts.map((msg, i) => message({ msg, createdAt: i + 1 })),
+  );
+  // By the index alone (no first look at the newest messages without it).
+  const found = async (store: typeof t.store, term: string) =>
+    (await store.search.page({ hubId: '16', terms: [term], limit: 10, scanFirst: 0 })).hits.map(
+      (hit) => hit.message.msg,
+    );
+  assert.deepEqual(await found(t.store, '予約'), ['予約をお願いします']);
+  // The store as version 15 left it: each message's index row held `u`/`b` and 6 hex digits a
+  // code point, which no query of today's asks for.
+  await onDatabase(
+    t.env.DATABASE_URL
+      ? `UPDATE message_search SET tokens = 'u00004e b00004e000041'::tsvector;
+         DELETE FROM schema_migrations WHERE version = 16;`
+      : `INSERT INTO message_search (message_search) VALUES ('delete-all');
+         INSERT INTO message_search (rowid, tokens) SELECT id, 'u00004e b00004e000041' FROM messages;
+         DELETE FROM schema_migrations WHERE version = 16;`,
+  );
+  assert.deepEqual(await found(t.store, '予約'), [], 'the old tokens are not found');
+  const upgraded = reopenTestStore(t);
+  try {
+    await upgraded.migrate();
+    assert.deepEqual(await found(upgraded, '予約'), ['予約をお願いします']);
+    assert.deepEqual(await found(upgraded, 'booking'), ['Can I change my booking?']);
+    assert.deepEqual(await found(upgraded, '場'), ['駐車場'], 'a last character, by prefix');
+    assert.deepEqual(await found(upgraded, 'カタカナ'), ['ｶﾀｶﾅ and 🍣'], 'half-width kana, normalised');
+    assert.deepEqual(await found(upgraded, '🍣'), ['ｶﾀｶﾅ and 🍣']);
+    assert.deepEqual(await found(upgraded, 'zz'), []);
+    await assertStoreSound(upgraded);
+  } finally {
+    await upgraded.close();
+  }
 });
 
 test('an import that fails half-way leaves nothing behind', async () => {

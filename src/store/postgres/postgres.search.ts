@@ -16,6 +16,8 @@ export function searchRowParams(messages: readonly IndexedMessage[]): [number[],
   return [messages.map((m) => m.id), messages.map((m) => m.hubId), messages.map((m) => messageTokens(m.msg))];
 }
 
+const GIN = 'CREATE INDEX message_search_tokens ON message_search USING gin (tokens);';
+
 export const POSTGRES_SEARCH: SearchEngine = {
   ddl: `
     CREATE TABLE message_search (
@@ -23,7 +25,7 @@ export const POSTGRES_SEARCH: SearchEngine = {
       hub_id TEXT NOT NULL,
       tokens tsvector NOT NULL
     );
-    CREATE INDEX message_search_tokens ON message_search USING gin (tokens);`,
+    ${GIN}`,
   add: async (tx: Sql, messages: readonly IndexedMessage[]) => {
     if (messages.length === 0) return;
     // pg sends arrays as PostgreSQL arrays; the adapter's type names only scalars.
@@ -33,9 +35,15 @@ export const POSTGRES_SEARCH: SearchEngine = {
   // m (no `hub_id = m.hub_id`): correlated, it scanned message_search once per message (bench, 2M hub).
   match: async (_reads, tokens) => ({
     sql: 'm.id IN (SELECT message_id FROM message_search WHERE tokens @@ ?::tsquery)',
-    params: [tokens.join(' & ')],
+    params: [tokens.map(({ token, prefix }) => (prefix ? `${token}:*` : token)).join(' & ')],
     few: false,
   }),
   unindexed: (expr) => expr,
   settings: '-- PostgreSQL: a GIN index has no settings to make',
+  // Built once over every row, a GIN index is made far faster than row by row, and faster still with
+  // more memory than PostgreSQL's default 64 MB (for this transaction only).
+  rebuild: {
+    empty: 'DROP INDEX message_search_tokens; TRUNCATE message_search;',
+    filled: `SET LOCAL maintenance_work_mem = '256MB'; ${GIN}`,
+  },
 };

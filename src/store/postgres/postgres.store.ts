@@ -207,15 +207,22 @@ export class PostgresStore extends SqlStore {
   }
 
   async migrate(): Promise<void> {
-    await this.write(async (tx) => {
-      // Several nodes may start at once: one migrates, the others wait here, then find nothing to do.
-      // The lock comes first: two concurrent CREATE SCHEMA IF NOT EXISTS can still collide.
-      await tx.get('SELECT pg_advisory_xact_lock(hashtext(?))', [
-        `chatlog migrate ${this.schema ?? 'public'}`,
-      ]);
-      if (this.schema) await tx.exec(`CREATE SCHEMA IF NOT EXISTS ${this.schema}`);
-      await migrateSchema(tx, POSTGRES_TYPES, 'the database');
-    });
+    // On a connection without the everyday statements' timeouts: a migration may build an index
+    // over every message (migration 16's GIN index: a minute with 2.3M messages here).
+    await this.inTransaction(
+      async (client) => {
+        const tx = postgresSql(client);
+        // Several nodes may start at once: one migrates, the others wait here, then find nothing
+        // to do. The lock comes first: two concurrent CREATE SCHEMA IF NOT EXISTS can still collide.
+        await tx.get('SELECT pg_advisory_xact_lock(hashtext(?))', [
+          `chatlog migrate ${this.schema ?? 'public'}`,
+        ]);
+        if (this.schema) await tx.exec(`CREATE SCHEMA IF NOT EXISTS ${this.schema}`);
+        await migrateSchema(tx, POSTGRES_TYPES, 'the database');
+      },
+      'BEGIN',
+      this.streamPool,
+    );
   }
 
   poolState(): PoolState[] {
@@ -322,8 +329,12 @@ export class PostgresStore extends SqlStore {
     }
   }
 
-  private async inTransaction<T>(work: (client: pg.PoolClient) => Promise<T>, begin = 'BEGIN'): Promise<T> {
-    const client = await this.pool.connect();
+  private async inTransaction<T>(
+    work: (client: pg.PoolClient) => Promise<T>,
+    begin = 'BEGIN',
+    pool = this.pool,
+  ): Promise<T> {
+    const client = await pool.connect();
     let broken: Error | undefined;
     // A connection lost between two statements is reported on the client, which the pool only
     // listens to while the client is idle: without this the error would end the process.

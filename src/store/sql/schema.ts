@@ -407,6 +407,17 @@ export const MIGRATIONS: readonly Migration[] = [
       DROP INDEX webhook_deliveries_due;
     `,
   },
+  {
+    version: 16,
+    name: 'search index: made again with bigram tokens of 5 characters',
+    // The tokens changed (./search.ts): fewer and shorter, they cost an import or a webhook less
+    // and take less room. Every message is indexed again, with progress on stderr.
+    sql: (t) => t.search.rebuild.empty,
+    fill: async (tx, t) => {
+      await fillSearchIndex(tx, t.search);
+      await tx.exec(t.search.rebuild.filled);
+    },
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);

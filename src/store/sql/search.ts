@@ -3,12 +3,18 @@
  * query becomes the tokens every match must hold, and the page read (candidates from the index,
  * newest first, each confirmed with the contract's exact rule before it counts).
  *
- * The index holds every character (unigram) and every pair of adjacent characters (bigram) of a
- * message's normalised text, as Elasticsearch's cjk_bigram does: a term of two or more characters
- * can only be in a message that holds all of its bigrams, a one-character term in one that holds
- * its unigram. The tokens are ASCII words (`u` or `b` and 6 hex digits per code point), which
- * SQLite's unicode61 tokenizer and PostgreSQL's `simple` configuration keep as they are; SQLite's
- * trigram tokenizer and pg_trgm cannot find a two-character term by index.
+ * The index holds one token for each pair of adjacent characters (bigram) of a message's normalised
+ * text, as Elasticsearch's cjk_bigram does, but for pairs with white space (a query's terms never
+ * hold any), and one for the last character before white space or the end: a term of two or more
+ * characters can only be in a message that holds the tokens of all its pairs; a one-character term
+ * only in one holding a token that begins with that character's part (a prefix query). Tokens are
+ * short ASCII words, which SQLite's unicode61 tokenizer and PostgreSQL's `simple` configuration keep
+ * as they are: a pair is its first code point modulo 36³ in 3 base-36 digits, then its second's
+ * modulo 36² in 2 (`pairToken`); the last character, its 3 digits alone. Two pairs can share a token
+ * (the moduli): the index then gives a candidate that is not a match, and every candidate is
+ * confirmed by the contract's rule. SQLite's trigram tokenizer and pg_trgm cannot find a
+ * two-character term by index. Bigrams only and 5 characters a token (migration 16) cost FTS5 about
+ * 40% of the unigrams-and-bigrams hex tokens before them (bench/search-tokens.ts).
  *
  * An engine supplies only its DDL, how it writes index rows and the condition that matches them
  * (SearchEngine); deleting a message removes its index row in the same transaction (SQLite: a
@@ -17,25 +23,60 @@
 import { normaliseText, type SearchHit, type SearchQuery } from '../store.js';
 import type { Sql, Transaction } from './executor.js';
 
-const hex6 = (codePoint: number) => codePoint.toString(16).padStart(6, '0');
+const FIRST_MOD = 36 ** 3;
+const SECOND_MOD = 36 ** 2;
+/** The parts of the code points seen, kept: a hub's messages use a few thousand characters. */
+const FIRSTS = new Map<number, string>();
+const SECONDS = new Map<number, string>();
+const KEEP = 65_536;
 
-/** hex6 of the code points seen, kept: a hub's messages use a few thousand characters. */
-const HEX6 = new Map<number, string>();
-function hex6Kept(codePoint: number): string {
-  let hex = HEX6.get(codePoint);
-  if (hex === undefined) {
-    hex = hex6(codePoint);
-    if (HEX6.size < 65_536) HEX6.set(codePoint, hex);
+/** A code point as the first character of a pair: modulo 36³, 3 base-36 digits. */
+function firstPart(codePoint: number): string {
+  let part = FIRSTS.get(codePoint);
+  if (part === undefined) {
+    part = (codePoint % FIRST_MOD).toString(36).padStart(3, '0');
+    if (FIRSTS.size < KEEP) FIRSTS.set(codePoint, part);
   }
-  return hex;
+  return part;
 }
 
-/** A bigram as one number (both code points are below 0x110000): for the set of those seen. */
-const BIGRAM = 0x110000;
+/** A code point as the second character of a pair: modulo 36², 2 base-36 digits. */
+function secondPart(codePoint: number): string {
+  let part = SECONDS.get(codePoint);
+  if (part === undefined) {
+    part = (codePoint % SECOND_MOD).toString(36).padStart(2, '0');
+    if (SECONDS.size < KEEP) SECONDS.set(codePoint, part);
+  }
+  return part;
+}
+
+/** The token of a pair of code points: 5 base-36 digits. */
+export const pairToken = (first: number, second: number) => firstPart(first) + secondPart(second);
 
 /**
- * The index tokens of one message, space-separated, each once, in the order of their first place
- * (`u` of the first character, then for each next one the bigram it ends, then its `u`). On every
+ * Whether a code point is white space as a query's `\s` split sees it (ECMAScript's WhiteSpace and
+ * LineTerminator): no term holds one, so no pair with one is indexed.
+ */
+export function isQuerySpace(c: number): boolean {
+  if (c <= 0x20) return c === 0x20 || (c >= 0x09 && c <= 0x0d);
+  if (c < 0xa0) return false;
+  return (
+    c === 0xa0 ||
+    c === 0x1680 ||
+    (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x2028 ||
+    c === 0x2029 ||
+    c === 0x202f ||
+    c === 0x205f ||
+    c === 0x3000 ||
+    c === 0xfeff
+  );
+}
+
+/**
+ * The index tokens of one message, space-separated, each once, in the order of their first place:
+ * for each run of characters between white space, the token of each pair, then its last
+ * character's part (a one-character term there has no pair that begins with it). On every
  * message and webhook's path: written without an array or a string per character (4.4 s for the
  * bench's first 200,000 messages before, see bench/results/2026-11-24-issues-18-19.md).
  */
@@ -43,40 +84,64 @@ export function messageTokens(msg: string): string {
   const text = normaliseText(msg);
   const seen = new Set<number>();
   let out = '';
+  const add = (key: number, token: string) => {
+    if (seen.has(key)) return;
+    seen.add(key);
+    out += out === '' ? token : ` ${token}`;
+  };
   let previous = -1;
-  let previousHex = '';
   for (let i = 0; i < text.length; i++) {
-    const codePoint = text.codePointAt(i) ?? 0;
+    let codePoint = text.codePointAt(i) ?? 0;
     if (codePoint > 0xffff) i++;
-    const hex = hex6Kept(codePoint);
+    if (isQuerySpace(codePoint)) codePoint = -1;
     if (previous >= 0) {
-      const bigram = BIGRAM + previous * BIGRAM + codePoint;
-      if (!seen.has(bigram)) {
-        seen.add(bigram);
-        out += ` b${previousHex}${hex}`;
+      // Keys: a pair's as a number below 36⁵; a last character's, negative.
+      if (codePoint >= 0) {
+        add((previous % FIRST_MOD) * SECOND_MOD + (codePoint % SECOND_MOD), pairToken(previous, codePoint));
+      } else {
+        add(-1 - (previous % FIRST_MOD), firstPart(previous));
       }
     }
-    if (!seen.has(codePoint)) {
-      seen.add(codePoint);
-      out += out === '' ? `u${hex}` : ` u${hex}`;
-    }
     previous = codePoint;
-    previousHex = hex;
   }
+  if (previous >= 0) add(-1 - (previous % FIRST_MOD), firstPart(previous));
   return out;
 }
 
-/** The tokens every message holding all `terms` (normalised) holds. */
-export function queryTokens(terms: readonly string[]): string[] {
-  const tokens = new Set<string>();
+/** A token every message holding all `terms` (normalised) holds; `prefix`: a token beginning so. */
+export interface QueryToken {
+  token: string;
+  prefix: boolean;
+}
+
+/**
+ * The tokens every message holding all `terms` (normalised) holds, each once: those of each run of a
+ * term between white space (a query's terms hold none, the store's callers' may). None when the
+ * terms are white space alone: every message may hold them.
+ */
+export function queryTokens(terms: readonly string[]): QueryToken[] {
+  const tokens = new Map<string, QueryToken>();
   for (const term of terms) {
-    const chars = Array.from(term);
-    if (chars.length === 1) tokens.add(`u${hex6(chars[0]?.codePointAt(0) ?? 0)}`);
-    for (let i = 0; i + 1 < chars.length; i++) {
-      tokens.add(`b${hex6(chars[i]?.codePointAt(0) ?? 0)}${hex6(chars[i + 1]?.codePointAt(0) ?? 0)}`);
+    let run: number[] = [];
+    for (const char of `${term} `) {
+      const codePoint = char.codePointAt(0) ?? 0;
+      if (!isQuerySpace(codePoint)) {
+        run.push(codePoint);
+        continue;
+      }
+      const [only] = run;
+      if (run.length === 1 && only !== undefined) {
+        const token = firstPart(only);
+        tokens.set(`${token}*`, { token, prefix: true });
+      }
+      for (let i = 0; i + 1 < run.length; i++) {
+        const token = pairToken(run[i] ?? 0, run[i + 1] ?? 0);
+        tokens.set(token, { token, prefix: false });
+      }
+      run = [];
     }
   }
-  return [...tokens];
+  return [...tokens.values()];
 }
 
 /** The contract's rule itself: the normalised msg contains every normalised term. */
@@ -103,9 +168,14 @@ export interface SearchEngine {
    * `few` when the engine found that few messages hold them, so the read should start from those
    * rather than walk the hub's messages newest first.
    */
-  match(reads: Sql, tokens: readonly string[]): Promise<{ sql: string; params: string[]; few: boolean }>;
+  match(reads: Sql, tokens: readonly QueryToken[]): Promise<{ sql: string; params: string[]; few: boolean }>;
   /** `expr` written so that the planner does not read by an index of it (SQLite: `+expr`). */
   unindexed(expr: string): string;
+  /**
+   * Migration 16: statements that make the index anew, empty (`empty`), before every message is
+   * indexed again, and after that (`filled`; PostgreSQL builds its GIN index then, at once).
+   */
+  rebuild: { empty: string; filled: string };
   /** The index's settings, made by migration 14 (statements; a comment when there are none). */
   settings: string;
   /**
@@ -194,7 +264,10 @@ export async function searchPage(
     if (!contact) return { hits: [], hasMore: false };
     contactId = Number(contact.id);
   }
-  const match = await engine.match(sql, queryTokens(terms));
+  // Asked of the index only when the first look without it did not decide the page: a common word
+  // (a page from the newest messages) then never pays for it, which for a one-character word (a
+  // prefix query) is most of its cost.
+  let match: Awaited<ReturnType<SearchEngine['match']>> = { sql: '', params: [], few: false };
   /** The hub's messages in the query's bounds after `before`, newest first; by the index or not. */
   const select = (byIndex: boolean) => {
     // Few candidates: read them and sort them; many: walk the hub newest first, keeping candidates.
@@ -256,9 +329,12 @@ export async function searchPage(
   // Each statement gathers the index's candidates anew (SQLite materialises the IN list): a term
   // whose candidates are often not matches (a digit triple's two bigrams) took ten statements for a
   // page, 240 ms on the bench's 2M hub. The batch doubles each time, so a page takes a few.
+  const tokens = queryTokens(terms);
+  if (tokens.length > 0) match = await engine.match(sql, tokens);
   let batch = Math.min(MAX_BATCH, Math.max(MIN_BATCH, 2 * (limit + 1)));
   for (;;) {
-    const page = await readBatch(true, batch);
+    // Without tokens (terms of white space alone), on without the index.
+    const page = await readBatch(tokens.length > 0, batch);
     if (page.done) return { hits, hasMore: page.hasMore };
     batch = Math.min(MAX_BATCH, batch * 2);
   }
