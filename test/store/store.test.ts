@@ -1,12 +1,15 @@
 /** The Store contract, run on SQLite and (CHATLOG_TEST_STORE=postgres) on PostgreSQL. */
 
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import fc from 'fast-check';
 import pg from 'pg';
 import { answerVersion } from '../../src/modules/messages/messages.usecases.js';
 import { openDatabase } from '../../src/store/sqlite/sqlite.driver.js';
+import { SqliteStore } from '../../src/store/sqlite/sqlite.store.js';
+import type { IngestOperation } from '../../src/store/store.js';
 import {
   assertStoreSound,
   createTestStore,
@@ -14,6 +17,7 @@ import {
   reopenTestStore,
   storeMessages,
   type TestStore,
+  tempDir,
 } from '../helpers.js';
 
 let t: TestStore;
@@ -28,8 +32,11 @@ test('migrations are versioned and safe to run again', async () => {
   assert.equal(await t.store.ready(), true);
 });
 
-/** Runs statements on the test store's database beside the store (its own connection). */
-async function onDatabase(statements: string): Promise<void> {
+/**
+ * Runs statements on the test store's database beside the store (its own connection), and then
+ * `query`: its first row's first value. `dir`: another SQLite store's directory.
+ */
+async function onDatabase(statements: string, query?: string, dir = t.dir): Promise<unknown> {
   if (t.env.DATABASE_URL) {
     const client = new pg.Client({
       connectionString: t.env.DATABASE_URL,
@@ -37,19 +44,77 @@ async function onDatabase(statements: string): Promise<void> {
     });
     await client.connect();
     try {
-      await client.query(statements);
+      if (statements !== '') await client.query(statements);
+      return query ? Object.values((await client.query(query)).rows[0] ?? {})[0] : undefined;
     } finally {
       await client.end();
     }
-  } else {
-    const db = openDatabase(path.join(t.dir, 'chatlog.db'));
-    try {
-      db.exec(statements);
-    } finally {
-      db.close();
-    }
+  }
+  const db = openDatabase(path.join(dir, 'chatlog.db'));
+  try {
+    if (statements !== '') db.exec(statements);
+    return query ? Object.values((db.prepare(query).get() as object | undefined) ?? {})[0] : undefined;
+  } finally {
+    db.close();
   }
 }
+
+test('a message unsent by a later request of its group leaves no search entry, and its row id given again is the new message', async () => {
+  // On SQLite, a store without its writer thread: requests made in one turn of the event loop are
+  // then one group for sure (through the thread, each arrives on its own).
+  // sqlite-only: the writer thread forms its groups as requests reach it; PostgreSQL's store is t.store.
+  const dir = tempDir();
+  const store = t.env.DATABASE_URL ? t.store : new SqliteStore({ dataDir: dir, writerThread: false });
+  try {
+    await store.migrate();
+    await store.hubs.upsert('17', {}, Date.now());
+    const live = (sourceId: string, msg: string): IngestOperation => ({
+      kind: 'message',
+      lineId: 'Ua',
+      sender: null,
+      msg,
+      contentType: 'text',
+      createdAt: Date.now(),
+      sourceId,
+      sourceKind: 'user',
+      sourceChatId: null,
+    });
+    const unsend = (sourceId: string): IngestOperation => ({ kind: 'unsend', sourceId, at: Date.now() });
+    // One index entry for each stored message, none for those taken back.
+    const count = async (table: string) => Number(await onDatabase('', `SELECT COUNT(*) FROM ${table}`, dir));
+    const assertEntries = async () =>
+      assert.equal(
+        await count(t.env.DATABASE_URL ? 'message_search' : 'message_search_docsize'),
+        await count('messages'),
+      );
+    await store.messages.ingest('17', [live('s0', 'kept before')], Date.now());
+    // Sent at once: one group, in this order. The second time, the new message takes the row id
+    // the unsent one had (SQLite gives the highest again).
+    await Promise.all([
+      store.messages.ingest('17', [live('s1', 'ZQXGONE 予約')], Date.now()),
+      store.messages.ingest('17', [unsend('s1')], Date.now()),
+    ]);
+    await assertEntries();
+    await Promise.all([
+      store.messages.ingest('17', [live('s2', 'ZQXGONE 予約')], Date.now()),
+      store.messages.ingest('17', [unsend('s2')], Date.now()),
+      store.messages.ingest('17', [live('s3', 'ZQXNEW 予約')], Date.now()),
+    ]);
+    const found = async (term: string) =>
+      (await store.search.page({ hubId: '17', terms: [term], limit: 10, scanFirst: 0 })).hits.map(
+        (hit) => hit.message.msg,
+      );
+    assert.deepEqual(await found('zqxgone'), []);
+    assert.deepEqual(await found('zqxnew'), ['ZQXNEW 予約']);
+    assert.deepEqual(await found('予約'), ['ZQXNEW 予約']);
+    await assertEntries();
+  } finally {
+    if (store !== t.store) {
+      await store.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }
+});
 
 test('an upgrade from a store whose search index holds the tokens before migration 16 indexes every message again', async () => {
   await t.hubs.add('16', {});

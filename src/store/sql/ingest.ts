@@ -8,7 +8,7 @@ import { assignedMessageId, type FeedClock, logChange, MESSAGE_ID } from './chan
 import { contactIdOf, setFollowing } from './contacts.js';
 import { queueContent, releaseContent } from './content.js';
 import { inSavepoint, type Transaction, TransactionAborted } from './executor.js';
-import type { SearchEngine } from './search.js';
+import type { IndexedMessage, SearchEngine } from './search.js';
 
 export interface IngestRequest {
   hubId: string;
@@ -19,11 +19,40 @@ export interface IngestRequest {
 /** What a request of a group came to: its outcome, or the error that undid it alone. */
 export type GroupOutcome = IngestOutcome | { failed: unknown };
 
-/** Applies one request's operations in `tx`, its changes numbered by `clock` (which has locked the hub). */
+/**
+ * The index rows a group's messages still need (`add` at the group's end), by message row id. A
+ * message deleted after it was stored (an unsend later in the group) leaves the list, and a row id
+ * given again after that (SQLite reuses the highest) is the new message's.
+ */
+export class PendingIndexRows {
+  readonly rows = new Map<number, IndexedMessage>();
+  readonly removed = new Set<number>();
+
+  stored(message: IndexedMessage): void {
+    this.rows.set(message.id, message);
+  }
+
+  deleted(id: number): void {
+    this.rows.delete(id);
+    this.removed.add(id);
+  }
+
+  /** Takes on what a request that succeeded left (its deletions first, then its messages). */
+  merge(request: PendingIndexRows): void {
+    for (const id of request.removed) this.deleted(id);
+    for (const message of request.rows.values()) this.stored(message);
+  }
+}
+
+/**
+ * Applies one request's operations in `tx`, its changes numbered by `clock` (which has locked the
+ * hub). Its messages' index rows are left in `index`, for the group to write after every request's
+ * savepoint (applyGroup).
+ */
 export async function applyIngest(
   tx: Transaction,
   clock: FeedClock,
-  search: SearchEngine,
+  index: PendingIndexRows,
   { hubId, operations, now }: IngestRequest,
 ): Promise<IngestOutcome> {
   const outcome: IngestOutcome = { stored: 0, duplicates: 0, removed: 0, contactsCreated: [] };
@@ -81,7 +110,7 @@ export async function applyIngest(
           if (stored) {
             outcome.stored += 1;
             // Searchable once the request is answered: indexed in its transaction (./search.ts).
-            await search.add(tx, [{ id: Number(stored.id), hubId, msg: op.msg }]);
+            index.stored({ id: Number(stored.id), hubId, msg: op.msg });
             clock.stored(hubId, op.createdAt);
             if (op.content) await queueContent(tx, hubId, id, op.content, now);
             break;
@@ -103,10 +132,11 @@ export async function applyIngest(
         await setFollowing(tx, await contactId(op.lineId), op.kind === 'follow', op.at);
         break;
       case 'unsend': {
-        const removed = await tx.all<{ contact_id: number; public_id: string }>(
-          'DELETE FROM messages WHERE hub_id = ? AND source_id = ? RETURNING contact_id, public_id',
+        const removed = await tx.all<{ id: number; contact_id: number; public_id: string }>(
+          'DELETE FROM messages WHERE hub_id = ? AND source_id = ? RETURNING id, contact_id, public_id',
           [hubId, op.sourceId],
         );
+        for (const message of removed) index.deleted(Number(message.id));
         await releaseContent(
           tx,
           hubId,
@@ -157,6 +187,10 @@ export const hubsOfGroup = (group: readonly IngestRequest[]) =>
 /**
  * A group's requests in one transaction, each in its own savepoint so that a bad one fails alone;
  * `clock` holds the group's hubs (hubsOfGroup), locked before anything else was written.
+ *
+ * The search index rows of the group's messages are written last, in the same transaction, after
+ * every savepoint: FTS5 writes what it holds to a new segment at each savepoint, so a group of 32
+ * requests indexed as it went made 32 one-message segments (and their merges) where one will do.
  */
 export async function applyGroup(
   tx: Transaction,
@@ -165,15 +199,19 @@ export async function applyGroup(
   group: readonly IngestRequest[],
 ): Promise<GroupOutcome[]> {
   const outcomes: GroupOutcome[] = [];
+  const index = new PendingIndexRows();
   for (const request of group) {
+    const own = new PendingIndexRows();
     try {
-      outcomes.push(await inSavepoint(tx, () => applyIngest(tx, clock, search, request)));
+      outcomes.push(await inSavepoint(tx, () => applyIngest(tx, clock, own, request)));
+      index.merge(own);
     } catch (error) {
       // The transaction itself is lost: every request of the group fails with what went wrong first.
       if (error instanceof TransactionAborted) throw error.original;
       outcomes.push({ failed: error });
     }
   }
+  await search.add(tx, [...index.rows.values()]);
   return outcomes;
 }
 
