@@ -117,20 +117,21 @@ function contacts(random: Random, count: number, prefix: string): Contact[] {
   }));
 }
 
+/** A message's kind and text from a draw `kind` in [0, 1): 5% stickers, 3% images, the rest text. */
+function textOfKind(random: Random, kind: number): { contentType: string; msg: string } {
+  if (kind < 0.05)
+    return { contentType: 'sticker', msg: `[Sticker]\nID: ${1 + Math.floor(random() * 52002800)}` };
+  if (kind < 0.08) return { contentType: 'image', msg: `[Image]\nID: ${Math.floor(random() * 1e15)}` };
+  return { contentType: 'text', msg: text(random) };
+}
+
+/** One message's kind and text as the large hub has them (bench/search-tokens.ts). */
+export const messageText = (random: Random) => textOfKind(random, random());
+
 function message(random: Random, contact: Contact, createdAt: number, sourceId: string): ImportMessage {
   const kind = random();
   const fromFriend = random() < 0.55;
-  let msg: string;
-  let contentType = 'text';
-  if (kind < 0.05) {
-    contentType = 'sticker';
-    msg = `[Sticker]\nID: ${1 + Math.floor(random() * 52002800)}`;
-  } else if (kind < 0.08) {
-    contentType = 'image';
-    msg = `[Image]\nID: ${Math.floor(random() * 1e15)}`;
-  } else {
-    msg = text(random);
-  }
+  const { contentType, msg } = textOfKind(random, kind);
   return { ...contact, sender: fromFriend ? null : 'You', msg, contentType, createdAt, sourceId };
 }
 

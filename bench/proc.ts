@@ -37,21 +37,26 @@ export function openFds(pid: number): number {
   return fs.readdirSync(`/proc/${pid}/fd`).length;
 }
 
-let clockTicks: number | undefined;
+let ticksPerSecond: number | undefined;
+
+/** The kernel's clock ticks per second (CLK_TCK), the unit of /proc's CPU times; read once. */
+function clockTicks(): number {
+  if (ticksPerSecond === undefined) {
+    try {
+      ticksPerSecond = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+    } catch {
+      ticksPerSecond = 100;
+    }
+  }
+  return ticksPerSecond;
+}
 
 /** User + system CPU seconds the process has used so far. */
 export function cpuSeconds(pid: number): number {
-  if (clockTicks === undefined) {
-    try {
-      clockTicks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-    } catch {
-      clockTicks = 100;
-    }
-  }
   const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
   // Fields after "(comm)": state is field 3, utime 14 and stime 15.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / clockTicks;
+  return (Number(fields[11]) + Number(fields[12])) / clockTicks();
 }
 
 /** Samples a process's VmRSS every `everyMs` until stop(): the peak and a timeline. */
@@ -91,13 +96,12 @@ export class RssSampler {
 
 /** The whole machine's CPU seconds so far from /proc/stat: busy (all but idle and iowait), iowait. */
 export function machineCpu(): { busy: number; iowait: number } {
-  cpuSeconds(process.pid); // reads CLK_TCK once
   const fields = (fs.readFileSync('/proc/stat', 'utf8').split('\n')[0] ?? '')
     .trim()
     .split(/\s+/)
     .slice(1)
     .map(Number);
   const [user = 0, nice = 0, system = 0, , iowait = 0, irq = 0, softirq = 0, steal = 0] = fields;
-  const ticks = clockTicks ?? 100;
+  const ticks = clockTicks();
   return { busy: (user + nice + system + irq + softirq + steal) / ticks, iowait: iowait / ticks };
 }

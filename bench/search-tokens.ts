@@ -2,14 +2,14 @@
  * What the search index's tokens cost FTS5 itself (issue 18's index cost), without the rest of the
  * store: messages of the bench dataset's kind written into an FTS5 table with the DDL of
  * `message_search` (src/store/sqlite/sqlite.search.ts), WAL, synchronous NORMAL, in transactions of
- * an import's size and of a webhook's. For choosing a token scheme before a migration rebuilds the
- * index; bench/results/2026-11-28-issue-18-index-cost.md.
+ * an import's size and of a webhook's; bench/results/2026-11-28-issue-18-tokens.md.
  *
  *   node --import tsx bench/search-tokens.ts [--messages 200000] [--per-transaction 5000,8]
  *
- * Schemes: `today` (src/store/sql/search.ts: a `u` token per character and a `b` token per pair,
- * 6 hex digits a code point); `bigrams-36` (only pairs, 4 base-36 digits a code point, the last
- * character paired with `zzzz`, so that a one-character term is a prefix query).
+ * Texts: bench/dataset.ts's large hub (the same PRNG and corpus). Schemes: `migration 9` (the tokens
+ * before migration 16: a `u` token for each character and a `b` token for each pair, 6 hex digits a
+ * code point); `today` (src/store/sql/search.ts: a 5-character token for each pair of characters
+ * between white space, 3 for each last character before it).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -17,7 +17,7 @@ import { messageTokens } from '../src/store/sql/search.js';
 import { openDatabase } from '../src/store/sqlite/sqlite.driver.js';
 import { normaliseText } from '../src/store/store.js';
 import { readArgs } from './args.js';
-import { prng } from './dataset.js';
+import { messageText, prng } from './dataset.js';
 import { ROOT } from './processes.js';
 
 const args = readArgs(
@@ -29,63 +29,51 @@ const args = readArgs(
 const count = args.number('messages', 200_000, { min: 1000, whole: true });
 const perTransaction = (args.string('per-transaction') ?? '5000,8').split(',').map((n) => Number(n.trim()));
 
-const JA = [
-  '予約の変更をお願いしたいです',
-  'ありがとうございます。',
-  '明日の14時は空いていますか？',
-  '駐車場はありますか？',
-];
-const EN = ['Can I change my booking to Friday?', 'Thanks so much 👍', 'Sorry, running 10 minutes late'];
 const random = prng(42);
-const pick = (items: string[]) => items[Math.floor(random() * items.length)] ?? '';
-function text(): string {
-  const kind = random();
-  if (kind < 0.05) return `[Sticker]\nID: ${1 + Math.floor(random() * 52002800)}`;
-  if (kind < 0.08) return `[Image]\nID: ${Math.floor(random() * 1e15)}`;
-  const parts: string[] = [];
-  for (let i = 1 + Math.floor(random() * random() * 8); i > 0; i--) {
-    parts.push(random() < 0.6 ? pick(JA) : pick(EN));
-    if (random() < 0.15) parts.push('\n');
+const text = () => messageText(random).msg;
+
+const HEX6 = new Map<number, string>();
+function hex6(codePoint: number): string {
+  let hex = HEX6.get(codePoint);
+  if (hex === undefined) {
+    hex = codePoint.toString(16).padStart(6, '0');
+    if (HEX6.size < 65_536) HEX6.set(codePoint, hex);
   }
-  return parts.join(random() < 0.5 ? '' : ' ');
+  return hex;
 }
 
-const BASE36 = new Map<number, string>();
-function base36(codePoint: number): string {
-  let code = BASE36.get(codePoint);
-  if (code === undefined) {
-    code = codePoint.toString(36).padStart(4, '0');
-    if (BASE36.size < 65_536) BASE36.set(codePoint, code);
-  }
-  return code;
-}
-const END = 36 ** 4 - 1; // `zzzz`, above every code point
-
-function bigrams36(msg: string): string {
-  const normalised = normaliseText(msg);
+/** The tokens of migration 9 (src/store/sql/search.ts before migration 16), as they were written. */
+function migration9Tokens(msg: string): string {
+  const text = normaliseText(msg);
   const seen = new Set<number>();
   let out = '';
   let previous = -1;
-  let previousCode = '';
-  const add = (next: number, nextCode: string) => {
-    const key = previous * (END + 1) + next;
-    if (seen.has(key)) return;
-    seen.add(key);
-    out += out === '' ? previousCode + nextCode : ` ${previousCode}${nextCode}`;
-  };
-  for (let i = 0; i < normalised.length; i++) {
-    const codePoint = normalised.codePointAt(i) ?? 0;
+  let previousHex = '';
+  for (let i = 0; i < text.length; i++) {
+    const codePoint = text.codePointAt(i) ?? 0;
     if (codePoint > 0xffff) i++;
-    const code = base36(codePoint);
-    if (previous >= 0) add(codePoint, code);
+    const hex = hex6(codePoint);
+    if (previous >= 0) {
+      const bigram = 0x110000 + previous * 0x110000 + codePoint;
+      if (!seen.has(bigram)) {
+        seen.add(bigram);
+        out += ` b${previousHex}${hex}`;
+      }
+    }
+    if (!seen.has(codePoint)) {
+      seen.add(codePoint);
+      out += out === '' ? `u${hex}` : ` u${hex}`;
+    }
     previous = codePoint;
-    previousCode = code;
+    previousHex = hex;
   }
-  if (previous >= 0) add(END, 'zzzz');
   return out;
 }
 
-const schemes: Record<string, (msg: string) => string> = { today: messageTokens, 'bigrams-36': bigrams36 };
+const schemes: Record<string, (msg: string) => string> = {
+  'migration 9': migration9Tokens,
+  today: messageTokens,
+};
 const messages = Array.from({ length: count }, text);
 const dir = path.join(ROOT, 'bench', '.data', 'search-tokens');
 fs.mkdirSync(dir, { recursive: true });

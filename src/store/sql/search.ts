@@ -13,8 +13,9 @@
  * modulo 36² in 2 (`pairToken`); the last character, its 3 digits alone. Two pairs can share a token
  * (the moduli): the index then gives a candidate that is not a match, and every candidate is
  * confirmed by the contract's rule. SQLite's trigram tokenizer and pg_trgm cannot find a
- * two-character term by index. Bigrams only and 5 characters a token (migration 16) cost FTS5 about
- * 40% of the unigrams-and-bigrams hex tokens before them (bench/search-tokens.ts).
+ * two-character term by index. These tokens (migration 16; about 35 a message) cost FTS5 a third to
+ * two fifths less time and room than the unigrams and bigrams in hex before them (about 75 a
+ * message; bench/search-tokens.ts).
  *
  * An engine supplies only its DDL, how it writes index rows and the condition that matches them
  * (SearchEngine); deleting a message removes its index row in the same transaction (SQLite: a
