@@ -49,8 +49,11 @@ export interface TestStore {
   close(): Promise<void>;
 }
 
-/** A fresh, empty store: a SQLite file in a new directory, or a new PostgreSQL schema. */
-export async function createTestStore(): Promise<TestStore> {
+/**
+ * A fresh, empty store: a SQLite file in a new directory, or a new PostgreSQL schema. `writerThread`
+ * false: SQLite's writes on this thread (requests made in one turn are then one group for sure).
+ */
+export async function createTestStore(options: { writerThread?: boolean } = {}): Promise<TestStore> {
   const dir = tempDir();
   let store: Store;
   let env: Record<string, string> = {
@@ -74,7 +77,7 @@ export async function createTestStore(): Promise<TestStore> {
       await dropper.close();
     };
   } else {
-    store = new SqliteStore({ dataDir: dir });
+    store = new SqliteStore({ dataDir: dir, writerThread: options.writerThread });
   }
   await store.migrate();
   const secrets = createSecretBox(TEST_SECRET);

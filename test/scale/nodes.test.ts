@@ -72,6 +72,29 @@ test('both nodes came up on one schema, migrated once', async () => {
   for (const node of [0, 1]) assert.equal((await get(node, '/readyz')).status, 200);
 });
 
+test('migrations go to the primary, whatever the read replica is', async () => {
+  // A replica that refuses every connection: a migration there would fail (or, on a writable
+  // replica, change the wrong database).
+  const own = `chatlog_test_replica_${process.pid}`;
+  const node = new PostgresStore({
+    connectionString: TEST_DATABASE_URL,
+    readConnectionString: 'postgres://postgres@127.0.0.1:9/nowhere',
+    schema: own,
+  });
+  try {
+    await node.migrate();
+    const primary = new PostgresStore({ connectionString: TEST_DATABASE_URL, schema: own });
+    try {
+      assert.equal(await primary.ready(), true);
+    } finally {
+      await primary.dropSchema();
+      await primary.close();
+    }
+  } finally {
+    await node.close();
+  }
+});
+
 test('a key revoked through one node answers 401 on the other at its next request', async () => {
   const { key, summary } = await keys.issue('31', 'read', 'rotating');
   assert.equal((await get(1, `/api/line/31/messages?apikey=${key}`)).status, 200);

@@ -34,8 +34,14 @@ test('a message holds every token a query asks for whenever it holds the query (
       // term (white space and all).
       const from = chars.length === 0 ? 0 : start % chars.length;
       const piece = chars.slice(from, from + 1 + (length % 6)).join('');
+      // And a piece cut by UTF-16 units, as a store caller may: half an emoji.
+      const units = text.slice(start % (text.length + 1), (start % (text.length + 1)) + 1 + (length % 4));
       const tokens = new Set(messageTokens(msg).split(' ').filter(Boolean));
-      for (const terms of [termsOf(piece), piece === '' ? undefined : [piece]]) {
+      for (const terms of [
+        termsOf(piece),
+        piece === '' ? undefined : [piece],
+        units === '' ? undefined : [units],
+      ]) {
         // Normalising again may reorder combining marks (`İ` then `ﾞ`): the message holds the query
         // only as the contract's rule says.
         if (!terms?.every((term) => text.includes(term))) continue;

@@ -1,14 +1,12 @@
 /** The Store contract, run on SQLite and (CHATLOG_TEST_STORE=postgres) on PostgreSQL. */
 
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import fc from 'fast-check';
 import pg from 'pg';
 import { answerVersion } from '../../src/modules/messages/messages.usecases.js';
 import { openDatabase } from '../../src/store/sqlite/sqlite.driver.js';
-import { SqliteStore } from '../../src/store/sqlite/sqlite.store.js';
 import type { IngestOperation } from '../../src/store/store.js';
 import {
   assertStoreSound,
@@ -17,7 +15,6 @@ import {
   reopenTestStore,
   storeMessages,
   type TestStore,
-  tempDir,
 } from '../helpers.js';
 
 let t: TestStore;
@@ -34,13 +31,13 @@ test('migrations are versioned and safe to run again', async () => {
 
 /**
  * Runs statements on the test store's database beside the store (its own connection), and then
- * `query`: its first row's first value. `dir`: another SQLite store's directory.
+ * `query`: its first row's first value. `of`: another test store.
  */
-async function onDatabase(statements: string, query?: string, dir = t.dir): Promise<unknown> {
-  if (t.env.DATABASE_URL) {
+async function onDatabase(statements: string, query?: string, of: TestStore = t): Promise<unknown> {
+  if (of.env.DATABASE_URL) {
     const client = new pg.Client({
-      connectionString: t.env.DATABASE_URL,
-      options: `-c search_path=${t.env.CHATLOG_PG_SCHEMA}`,
+      connectionString: of.env.DATABASE_URL,
+      options: `-c search_path=${of.env.CHATLOG_PG_SCHEMA}`,
     });
     await client.connect();
     try {
@@ -50,7 +47,7 @@ async function onDatabase(statements: string, query?: string, dir = t.dir): Prom
       await client.end();
     }
   }
-  const db = openDatabase(path.join(dir, 'chatlog.db'));
+  const db = openDatabase(path.join(of.dir, 'chatlog.db'));
   try {
     if (statements !== '') db.exec(statements);
     return query ? Object.values((db.prepare(query).get() as object | undefined) ?? {})[0] : undefined;
@@ -62,11 +59,9 @@ async function onDatabase(statements: string, query?: string, dir = t.dir): Prom
 test('a message unsent by a later request of its group leaves no search entry, and its row id given again is the new message', async () => {
   // On SQLite, a store without its writer thread: requests made in one turn of the event loop are
   // then one group for sure (through the thread, each arrives on its own).
-  // sqlite-only: the writer thread forms its groups as requests reach it; PostgreSQL's store is t.store.
-  const dir = tempDir();
-  const store = t.env.DATABASE_URL ? t.store : new SqliteStore({ dataDir: dir, writerThread: false });
+  const own = await createTestStore({ writerThread: false });
+  const store = own.store;
   try {
-    await store.migrate();
     await store.hubs.upsert('17', {}, Date.now());
     const live = (sourceId: string, msg: string): IngestOperation => ({
       kind: 'message',
@@ -81,7 +76,7 @@ test('a message unsent by a later request of its group leaves no search entry, a
     });
     const unsend = (sourceId: string): IngestOperation => ({ kind: 'unsend', sourceId, at: Date.now() });
     // One index entry for each stored message, none for those taken back.
-    const count = async (table: string) => Number(await onDatabase('', `SELECT COUNT(*) FROM ${table}`, dir));
+    const count = async (table: string) => Number(await onDatabase('', `SELECT COUNT(*) FROM ${table}`, own));
     const assertEntries = async () =>
       assert.equal(
         await count(t.env.DATABASE_URL ? 'message_search' : 'message_search_docsize'),
@@ -109,10 +104,7 @@ test('a message unsent by a later request of its group leaves no search entry, a
     assert.deepEqual(await found('予約'), ['ZQXNEW 予約']);
     await assertEntries();
   } finally {
-    if (store !== t.store) {
-      await store.close();
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
+    await own.close();
   }
 });
 

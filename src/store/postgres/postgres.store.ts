@@ -123,6 +123,8 @@ export class PostgresStore extends SqlStore {
   private readonly streamPool: pg.Pool;
   private readonly feedPool: pg.Pool;
   private readonly schema: string | undefined;
+  /** The primary, without statement timeouts: for migrations (migrate). */
+  private readonly migrationConfig: pg.PoolConfig;
   private readonly smallQueryTimeoutMs: number;
   protected readonly reads: Sql;
   protected readonly answerReads: Sql;
@@ -160,6 +162,7 @@ export class PostgresStore extends SqlStore {
       types,
       options: this.schema ? `-c search_path=${this.schema}` : undefined,
     };
+    this.migrationConfig = { ...common, statement_timeout: 0, connectionString: options.connectionString };
     // A query that hangs on a dead network ends a little after the server-side timeout would have.
     this.pool = new pg.Pool({
       ...common,
@@ -207,22 +210,32 @@ export class PostgresStore extends SqlStore {
   }
 
   async migrate(): Promise<void> {
-    // On a connection without the everyday statements' timeouts: a migration may build an index
-    // over every message (migration 16's GIN index: a minute with 2.3M messages here).
-    await this.inTransaction(
-      async (client) => {
-        const tx = postgresSql(client);
-        // Several nodes may start at once: one migrates, the others wait here, then find nothing
-        // to do. The lock comes first: two concurrent CREATE SCHEMA IF NOT EXISTS can still collide.
-        await tx.get('SELECT pg_advisory_xact_lock(hashtext(?))', [
-          `chatlog migrate ${this.schema ?? 'public'}`,
-        ]);
-        if (this.schema) await tx.exec(`CREATE SCHEMA IF NOT EXISTS ${this.schema}`);
-        await migrateSchema(tx, POSTGRES_TYPES, 'the database');
-      },
-      'BEGIN',
-      this.streamPool,
-    );
+    // On a connection of its own to the primary, without the everyday statements' timeouts: a
+    // migration may build an index over every message (migration 16's GIN index: a minute with
+    // 2.3M messages here). The stream pool has none either, but may be a read replica's.
+    const pool = new pg.Pool({ ...this.migrationConfig, max: 1 });
+    pool.on('error', () => undefined);
+    try {
+      await this.retryingConflicts(() =>
+        this.inTransaction(
+          async (client) => {
+            const tx = postgresSql(client);
+            // Several nodes may start at once: one migrates, the others wait here, then find
+            // nothing to do. The lock comes first: two concurrent CREATE SCHEMA IF NOT EXISTS can
+            // still collide.
+            await tx.get('SELECT pg_advisory_xact_lock(hashtext(?))', [
+              `chatlog migrate ${this.schema ?? 'public'}`,
+            ]);
+            if (this.schema) await tx.exec(`CREATE SCHEMA IF NOT EXISTS ${this.schema}`);
+            await migrateSchema(tx, POSTGRES_TYPES, 'the database');
+          },
+          'BEGIN',
+          pool,
+        ),
+      );
+    } finally {
+      await pool.end();
+    }
   }
 
   poolState(): PoolState[] {

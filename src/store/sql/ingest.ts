@@ -191,6 +191,7 @@ export const hubsOfGroup = (group: readonly IngestRequest[]) =>
  * The search index rows of the group's messages are written last, in the same transaction, after
  * every savepoint: FTS5 writes what it holds to a new segment at each savepoint, so a group of 32
  * requests indexed as it went made 32 one-message segments (and their merges) where one will do.
+ * Should that write fail, the whole group fails (no index row of a message LINE sends is known to).
  */
 export async function applyGroup(
   tx: Transaction,

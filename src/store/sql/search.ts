@@ -117,8 +117,9 @@ export interface QueryToken {
 
 /**
  * The tokens every message holding all `terms` (normalised) holds, each once: those of each run of a
- * term between white space (a query's terms hold none, the store's callers' may). None when the
- * terms are white space alone: every message may hold them.
+ * term between white space (a query's terms hold none, the store's callers' may) and lone
+ * surrogates (a store caller's term may hold half of a message's emoji). None when nothing is left:
+ * every message may hold the terms.
  */
 export function queryTokens(terms: readonly string[]): QueryToken[] {
   const tokens = new Map<string, QueryToken>();
@@ -126,7 +127,7 @@ export function queryTokens(terms: readonly string[]): QueryToken[] {
     let run: number[] = [];
     for (const char of `${term} `) {
       const codePoint = char.codePointAt(0) ?? 0;
-      if (!isQuerySpace(codePoint)) {
+      if (!isQuerySpace(codePoint) && (codePoint < 0xd800 || codePoint > 0xdfff)) {
         run.push(codePoint);
         continue;
       }
@@ -160,7 +161,7 @@ export interface IndexedMessage {
 
 /** What an engine supplies: the rest is here. */
 export interface SearchEngine {
-  /** Creates the index (migration 9), empty. */
+  /** Creates the index (migrations 9 and 16), empty. */
   ddl: string;
   /** Writes the index rows of new messages, in the caller's transaction. */
   add(tx: Sql, messages: readonly IndexedMessage[]): Promise<void>;
@@ -200,7 +201,7 @@ const FILL_BATCH = 2_000;
 /** A progress line on stderr every this many messages, for stores big enough to take a while. */
 const FILL_PROGRESS_EVERY = 100_000;
 
-/** Indexes every message already stored (migration 9), in batches, with progress for big stores. */
+/** Indexes every message already stored (migrations 9 and 16), in batches, with progress for big stores. */
 export async function fillSearchIndex(tx: Transaction, engine: SearchEngine): Promise<void> {
   const total = (await tx.get<{ n: number }>('SELECT COUNT(*) AS n FROM messages'))?.n ?? 0;
   const report = Number(total) >= FILL_PROGRESS_EVERY;
