@@ -26,30 +26,28 @@ import type { Sql, Transaction } from './executor.js';
 
 const FIRST_MOD = 36 ** 3;
 const SECOND_MOD = 36 ** 2;
-/** The parts of the code points seen, kept: a hub's messages use a few thousand characters. */
-const FIRSTS = new Map<number, string>();
-const SECONDS = new Map<number, string>();
-const KEEP = 65_536;
 
-/** A code point as the first character of a pair: modulo 36³, 3 base-36 digits. */
-function firstPart(codePoint: number): string {
-  let part = FIRSTS.get(codePoint);
-  if (part === undefined) {
-    part = (codePoint % FIRST_MOD).toString(36).padStart(3, '0');
-    if (FIRSTS.size < KEEP) FIRSTS.set(codePoint, part);
-  }
-  return part;
+/**
+ * A code point's part of a token: modulo 36^digits, in `digits` base-36 digits. The parts of the
+ * code points seen are kept: a hub's messages use a few thousand characters.
+ */
+function tokenPart(digits: number): (codePoint: number) => string {
+  const modulus = 36 ** digits;
+  const kept = new Map<number, string>();
+  return (codePoint) => {
+    let part = kept.get(codePoint);
+    if (part === undefined) {
+      part = (codePoint % modulus).toString(36).padStart(digits, '0');
+      if (kept.size < 65_536) kept.set(codePoint, part);
+    }
+    return part;
+  };
 }
 
-/** A code point as the second character of a pair: modulo 36², 2 base-36 digits. */
-function secondPart(codePoint: number): string {
-  let part = SECONDS.get(codePoint);
-  if (part === undefined) {
-    part = (codePoint % SECOND_MOD).toString(36).padStart(2, '0');
-    if (SECONDS.size < KEEP) SECONDS.set(codePoint, part);
-  }
-  return part;
-}
+/** A code point as the first character of a pair (modulo 36³), or a run's last character. */
+const firstPart = tokenPart(3);
+/** A code point as the second character of a pair (modulo 36²). */
+const secondPart = tokenPart(2);
 
 /** The token of a pair of code points: 5 base-36 digits. */
 export const pairToken = (first: number, second: number) => firstPart(first) + secondPart(second);
