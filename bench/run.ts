@@ -28,6 +28,9 @@
  *   npm run bench -- reads [--rounds 3] [--root DIR]
  *                                   uncached day, month and whole hub on one connection against the raw
  *                                   scan of the same rows (issue 20, goal 2), SQLite
+ *   npm run bench -- both-cores [--rounds 3] [--seconds 10] [--root DIR]
+ *                                   one day uncached with 32 connections (issue 20, goal 3): chatlog
+ *                                   (default --workers and 1), an older build, the in-memory server
  *   npm run bench -- start [--rounds 9]
  *                                   spawn to the first answered read (issue 20, goal 6): chatlog as
  *                                   installed (bundled), unbundled, and a bare Node HTTP server
@@ -49,6 +52,7 @@ const NAMED: Record<string, string> = {
   'busy-writes': 'bench/busy-writes.ts',
   reads: 'bench/reads.ts',
   start: 'bench/start.ts',
+  'both-cores': 'bench/both-cores.ts',
 };
 
 const [first, ...rest] = process.argv.slice(2);

@@ -42,6 +42,10 @@ interface Stream {
 const streams = new Map<number, Stream>();
 const post = (message: FromThread, transfer?: ArrayBuffer[]) => port.postMessage(message, transfer);
 
+/** Whether `bytes` is the whole of its ArrayBuffer, so that transferring it moves nothing else. */
+const ownsBuffer = (bytes: Uint8Array) =>
+  bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
+
 async function answer(id: number, query: MessageQuery, stream: Stream): Promise<void> {
   try {
     for await (const chunk of readers.json(query)) {
@@ -53,9 +57,10 @@ async function answer(id: number, query: MessageQuery, stream: Stream): Promise<
       // Leaving the loop ends the generators: the cursor closes and its connection is free again.
       if (stream.cancelled) return;
       stream.credit -= 1;
-      // A buffer of its own (a small one may share Node's pool), so that it can be transferred.
-      const own = new Uint8Array(chunk);
-      post({ id, chunk: own }, [own.buffer]);
+      // Transferred, not copied, when the chunk is its own ArrayBuffer (as SQLite's pieces and
+      // chunks made by concatenation are); a small one may share Node's pool and is copied.
+      const own = ownsBuffer(chunk) ? chunk : new Uint8Array(chunk);
+      post({ id, chunk: own }, [own.buffer as ArrayBuffer]);
     }
     post({ id, end: true });
   } catch (error) {
@@ -69,8 +74,7 @@ function feedPage(id: number, hubId: string, afterSeq: number, limit: number): v
   try {
     const page = readers.feedJson(hubId, afterSeq, limit);
     // A buffer of its own (a small one may share Node's pool), so that it can be transferred.
-    const own = page.body.byteOffset === 0 && page.body.byteLength === page.body.buffer.byteLength;
-    const body = own ? page.body : new Uint8Array(page.body);
+    const body = ownsBuffer(page.body) ? page.body : new Uint8Array(page.body);
     post({ id, page: { ...page, body } }, [body.buffer as ArrayBuffer]);
   } catch (error) {
     post({ id, error: serializeError(error) });

@@ -68,6 +68,37 @@ export function createCompressor(encoding: 'br' | 'gzip'): Gzip | BrotliCompress
   });
 }
 
+/** The size of the slices a compressor is fed (compressorInput). */
+export const COMPRESSOR_SLICE_BYTES = 64 * 1024;
+
+/**
+ * A streamed answer as its compressor's input: slices of exactly COMPRESSOR_SLICE_BYTES (the last
+ * one shorter), whatever chunks the answer came in, and `flush` after the first slice, so that the
+ * client sees bytes at once, not after megabytes. Brotli's output at this quality depends on how
+ * its input is cut; cut the same way, an answer made on an answer thread (SQLite's pieces) and by
+ * the serializer (its batches) compress to the same bytes.
+ */
+export async function* compressorInput(
+  chunks: AsyncIterable<Buffer>,
+  flush: () => void,
+): AsyncGenerator<Buffer> {
+  let flushed = false;
+  let rest: Buffer | undefined;
+  for await (const chunk of chunks) {
+    const data = rest ? Buffer.concat([rest, chunk]) : chunk;
+    let offset = 0;
+    for (; data.length - offset >= COMPRESSOR_SLICE_BYTES; offset += COMPRESSOR_SLICE_BYTES) {
+      yield data.subarray(offset, offset + COMPRESSOR_SLICE_BYTES);
+      if (!flushed) {
+        flushed = true;
+        flush();
+      }
+    }
+    rest = offset < data.length ? data.subarray(offset) : undefined;
+  }
+  if (rest) yield rest;
+}
+
 /** A weak ETag for one answer: it changes whenever the hub's data or the question changes. */
 export function weakEtag(parts: ReadonlyArray<string | number | undefined>): string {
   const digest = createHash('sha256')

@@ -4,12 +4,15 @@
  * must be byte for byte what the serializer writes from the same rows: random hubs of hostile text
  * (every control character, quotes and backslashes, U+2028/9, emoji, BOM, U+FFFF, lone surrogates
  * as JavaScript would store them) and times from year 0 to 9999, before 1970 included, read whole
- * and by random ranges, both ways a range can be read.
+ * and by random ranges, both ways a range can be read, a contact's messages in pieces of any size.
  */
 import assert from 'node:assert/strict';
+import { Readable, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { test } from 'node:test';
 import fc from 'fast-check';
 import { MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS } from '../../src/lib/calendar.js';
+import { compressorInput, createCompressor } from '../../src/lib/http.js';
 import { collectAnswer, serializeMessages } from '../../src/modules/messages/messages.serializer.js';
 import { SqliteAnswerReaders } from '../../src/store/sqlite/sqlite.answers.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite.store.js';
@@ -80,7 +83,8 @@ test('SQLite writes the read API JSON byte for byte as the serializer does', asy
           { maxLength: 30 },
         ),
         fc.option(fc.tuple(instant, instant)),
-        async (rows, range) => {
+        fc.record({ cap: fc.integer({ min: 1, max: 4 }), bytes: fc.constantFrom(1, 100, 64 * 1024) }),
+        async (rows, range, piece) => {
           const hubId = String(hubNumber++);
           await t.hubs.add(hubId, {});
           const messages: ImportMessage[] = rows.map((row, i) => ({
@@ -99,7 +103,7 @@ test('SQLite writes the read API JSON byte for byte as the serializer does', asy
             : { hubId, fromMs: undefined, toMsExclusive: undefined };
           // By time and sorted (a short range), and contact by contact (the whole hub's way).
           for (const shortRangeMaxRows of [1_000_000, -1]) {
-            const readers = new SqliteAnswerReaders(file, shortRangeMaxRows);
+            const readers = new SqliteAnswerReaders(file, { shortRangeMaxRows, piece });
             try {
               const expected = await collectAnswer(readers.stream(query));
               const actual = await json(readers, query);
@@ -111,43 +115,77 @@ test('SQLite writes the read API JSON byte for byte as the serializer does', asy
           }
         },
       ),
-      { numRuns: 60 },
+      { numRuns: 100 },
     );
   } finally {
     await t.close();
   }
 });
 
-test('its chunks are cut where the serializer cuts them (a compressed answer is flushed after the first)', async () => {
+/** The bytes a client gets in `encoding`, compressed as the read API compresses them. */
+async function compressed(source: AsyncIterable<Buffer>, encoding: 'br' | 'gzip'): Promise<Buffer> {
+  const compressor = createCompressor(encoding);
+  const out: Buffer[] = [];
+  await pipeline(
+    Readable.from(
+      compressorInput(source, () => compressor.flush()),
+      { objectMode: false },
+    ),
+    compressor,
+    new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        out.push(chunk);
+        done();
+      },
+    }),
+  );
+  return Buffer.concat(out);
+}
+
+test("compressed, its answers are the serializer's bytes too; a contact of many messages comes in pieces", async () => {
   const t = await createTestStore();
   try {
     assert.ok(t.store instanceof SqliteStore);
     await t.hubs.add('700999', {});
-    const long = 'x'.repeat(300);
-    const messages: ImportMessage[] = Array.from({ length: 1_500 }, (_, i) => ({
-      lineId: `U${i % 7}`,
+    const long = 'x予'.repeat(150);
+    // One contact of 2,500 messages: more than one piece of a long range (1,024 messages).
+    const messages: ImportMessage[] = Array.from({ length: 4_000 }, (_, i) => ({
+      lineId: i < 2_500 ? 'Ubig' : `U${i % 7}`,
       vid: '',
-      name: '',
+      name: i % 3 === 0 ? '' : `n${i % 5}`,
       sender: null,
       msg: `${i} ${long}`,
       contentType: 'text',
-      createdAt: 1_700_000_000_000 + i,
+      createdAt: 1_700_000_000_000 + (i % 2_000),
       sourceId: `c${i}`,
     }));
     await storeMessages(t.store, '700999', messages);
-    const readers = new SqliteAnswerReaders(t.store.file);
-    try {
-      for (const query of [
-        { hubId: '700999', fromMs: undefined, toMsExclusive: undefined },
-        { hubId: '700999', fromMs: 1_700_000_000_000, toMsExclusive: 1_700_000_000_000 + 1_024 },
-        { hubId: '700999', fromMs: 1_700_000_000_000, toMsExclusive: 1_700_000_000_000 + 700 },
-      ]) {
-        const expected = await chunks(serializeMessages(readers.stream(query)));
-        assert.ok(expected.length > 1);
-        assert.deepEqual(await chunks(readers.json(query)), expected);
+    for (const shortRangeMaxRows of [20_000, -1]) {
+      const readers = new SqliteAnswerReaders(t.store.file, { shortRangeMaxRows });
+      try {
+        for (const query of [
+          { hubId: '700999', fromMs: undefined, toMsExclusive: undefined },
+          { hubId: '700999', fromMs: 1_700_000_000_000, toMsExclusive: 1_700_000_000_000 + 1_024 },
+          { hubId: '700999', fromMs: 1_700_000_000_000, toMsExclusive: 1_700_000_000_000 + 300 },
+        ]) {
+          const sizes = await chunks(readers.json(query));
+          assert.ok(sizes.length > 1);
+          // Contact by contact, no piece holds more than 1,024 messages (under 700 bytes each here), and
+          // a chunk is one piece or pieces joined up to 64 KiB.
+          if (shortRangeMaxRows < 0) {
+            const largest = Math.max(...sizes);
+            assert.ok(largest < 1_024 * 700 + 64 * 1_024, `a chunk of ${largest} bytes`);
+          }
+          for (const encoding of ['gzip', 'br'] as const) {
+            const want = await compressed(serializeMessages(readers.stream(query)), encoding);
+            const got = await compressed(readers.json(query), encoding);
+            assert.ok(got.equals(want), `${encoding}, ${JSON.stringify(query)}, short ${shortRangeMaxRows}`);
+          }
+          assert.ok((await json(readers, query)).equals(await collectAnswer(readers.stream(query))));
+        }
+      } finally {
+        readers.close();
       }
-    } finally {
-      readers.close();
     }
   } finally {
     await t.close();

@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sendError } from '../../lib/framework-errors.js';
 import {
+  compressorInput,
   createCompressor,
   etagMatches,
   JSON_TYPE,
@@ -80,20 +81,6 @@ export function answerMalformedUrl(
   return answerMessages(request, reply, match[1] ?? '', deps);
 }
 
-async function* flushAfterFirstChunk(
-  chunks: AsyncIterable<Buffer>,
-  flush: () => void,
-): AsyncGenerator<Buffer> {
-  let first = true;
-  for await (const chunk of chunks) {
-    yield chunk;
-    if (first) {
-      first = false;
-      flush();
-    }
-  }
-}
-
 /**
  * The answer over HTTP: the use case says which rows (askMessages); this says how they are sent
  * (a weak ETag and 304, br/gzip/identity, HEAD without a body, small answers from memory, the rest
@@ -154,13 +141,9 @@ async function answerMessages(
     );
   }
   const compressor = createCompressor(encoding);
-  // Flush once after the first chunk, so the client sees bytes at once, not after megabytes.
   const json = Readable.from(
-    flushAfterFirstChunk(body, () => compressor.flush()),
-    {
-      objectMode: false,
-      highWaterMark: 64 * 1024,
-    },
+    compressorInput(body, () => compressor.flush()),
+    { objectMode: false, highWaterMark: 64 * 1024 },
   );
   if (!cache.enabled) return reply.send(pipeline(json, compressor, logFailure));
   const { measure, keep, done } = cache.recorder(cacheKey, range.hubId);

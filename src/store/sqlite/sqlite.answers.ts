@@ -5,6 +5,7 @@
  * (src/answers/) each keep another, so that the answers of the read API are read and encoded off
  * the event loop that serves requests.
  */
+import { isUtf8 } from 'node:buffer';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type Database from 'better-sqlite3';
 import * as answer from '../sql/answers.js';
@@ -14,11 +15,20 @@ import { type FeedJsonReader, feedJsonReader, SQLITE_JSON } from './sqlite.feed.
 
 type Db = Database.Database;
 
-const IDLE_READERS_KEPT = 4;
+const IDLE_READERS_KEPT = 16;
 const ANSWER_MMAP_BYTES = 2 ** 40;
-/** An answer's chunks: 64 Ki UTF-16 code units or more, as the serializer's. */
-const CHUNK_CHARS = 64 * 1024;
+/** An answer's chunks: 64 KiB or more (a piece of a short range may be megabytes). */
+const CHUNK_BYTES = 64 * 1024;
+/** A long range's pieces: at most this many messages of one contact each (bounded memory). */
+const CONTACT_PIECE_MESSAGES = 1024;
 const MAX_READERS = 16;
+
+export interface AnswerReadersOptions {
+  /** Ranges of at most this many rows are read by time and sorted in memory (tests force a path). */
+  shortRangeMaxRows?: number;
+  /** A long range's pieces: messages of one contact at most, and bytes a chunk (tests make them small). */
+  piece?: { cap?: number; bytes?: number };
+}
 
 /** The whole hub or a long range: walk contacts in first-seen order, each one's range by index. */
 export const STREAM_SQL = `
@@ -37,21 +47,76 @@ const STREAM_BY_TIME_SQL = `
   ${answer.ORDER}`;
 
 /**
- * The same rows as the read API's JSON, made by SQLite: per row the contact's id, the contact's
- * opening (`{"lineId":…,"messages":[`) and the message's object, byte for byte what
+ * The same rows as the read API's JSON, made by SQLite: the contact's opening
+ * (`{"lineId":…,"messages":[`) and the message's object, byte for byte what
  * modules/messages/messages.serializer.ts writes (json_quote escapes as JSON.stringify does; the
- * time as toISOString writes it, floored to the second before 1970 as after). One string per part
- * instead of a JavaScript value per column: the answer threads read a day about a third faster.
+ * time as toISOString writes it, floored to the second before 1970 as after). `c` is the contact,
+ * `m` the message; a message without a sender of its own is the contact's, by `contactName`.
  */
-const JSON_COLUMNS = `c.id,
-  '{"lineId":' || json_quote(c.line_id) || ',"vid":' || json_quote(c.vid) || ',"name":' || json_quote(c.name)
-    || ',"messages":[',
-  '{"sender":' || json_quote(COALESCE(m.sender, NULLIF(c.name, ''), 'User')) || ',"msg":' || json_quote(m.msg)
-    || ',"contentType":' || json_quote(m.content_type) || ',"createdAt":' || ${SQLITE_JSON.time('m.created_at')} || '}'`;
+const OPENING_JSON = `'{"lineId":' || json_quote(c.line_id) || ',"vid":' || json_quote(c.vid)
+  || ',"name":' || json_quote(c.name) || ',"messages":['`;
+const messageJson = (
+  contactName: string,
+) => `'{"sender":' || json_quote(COALESCE(m.sender, NULLIF(${contactName}, ''), 'User'))
+  || ',"msg":' || json_quote(m.msg) || ',"contentType":' || json_quote(m.content_type)
+  || ',"createdAt":' || ${SQLITE_JSON.time('m.created_at')} || '}'`;
 
-const answerSql = (rowsSql: string) => rowsSql.replace(answer.COLUMNS, JSON_COLUMNS);
+/**
+ * A short range's answer as one piece of JSON joined by SQLite: for each contact `]},` (the first
+ * one's is cut off), its opening and its messages. No JavaScript value per row: this is most of
+ * what makes a day fast. A short range is at most SORT_IN_MEMORY_MAX_ROWS rows, which SQLite's
+ * sort holds anyway. The groups come in the sorted subquery's order (SQLite reads it as a
+ * co-routine, in order; the tests compare every answer with the serializer's). A message's contact
+ * is looked up only when it has no sender of its own (COALESCE stops at the first value).
+ */
+const BY_TIME_JSON_SQL = `
+  SELECT CAST(group_concat(piece, '') AS BLOB) FROM (
+    SELECT ']},' || (SELECT ${OPENING_JSON} FROM contacts AS c WHERE c.id = cid)
+      || group_concat(message, ',') AS piece
+    FROM (
+      SELECT m.contact_id AS cid, ${messageJson('(SELECT name FROM contacts WHERE id = m.contact_id)')} AS message
+      FROM messages AS m INDEXED BY messages_by_hub_and_time
+      WHERE m.hub_id = @hub AND m.created_at >= @from AND m.created_at < @to
+      ORDER BY m.contact_id, m.created_at, m.id)
+    GROUP BY cid ORDER BY cid)`;
 
-type JsonTuple = [number, string, string];
+/**
+ * A long range's answer from a row on (@contact, @time, @id), contact by contact: per contact (from
+ * @contact on) its next @cap messages as one piece of JSON, prefixed with their count and `:`
+ * (`3:]},{"lineId":…`), or NULL when it has none. A count of @cap means the contact may have more:
+ * they are asked for again after the last of them (NTH_KEY_SQL), so that no piece holds more than
+ * @cap messages. The first piece starts at @contact -1.
+ */
+const BY_CONTACT_JSON_SQL = `
+  SELECT c.id, (
+    SELECT CAST(count(*) || ':' || CASE WHEN c.id = @contact THEN ',' ELSE ']},' || ${OPENING_JSON} END
+      || group_concat(message, ',') AS BLOB)
+    FROM (
+      SELECT ${messageJson('c.name')} AS message
+      FROM messages AS m INDEXED BY messages_by_contact_and_time
+      WHERE m.contact_id = c.id AND m.created_at >= @from AND m.created_at < @to
+        AND (c.id > @contact OR (m.created_at, m.id) > (@time, @id))
+      ORDER BY m.created_at, m.id LIMIT @cap))
+  FROM contacts AS c WHERE c.hub_id = @hub AND c.id >= @contact
+  ORDER BY c.id`;
+
+/** Where a contact's piece of @cap messages ended (BY_CONTACT_JSON_SQL's same rows, by the index alone). */
+const NTH_KEY_SQL = `
+  SELECT created_at, id FROM messages INDEXED BY messages_by_contact_and_time
+  WHERE contact_id = @piece AND created_at >= @from AND created_at < @to
+    AND (@piece > @contact OR (created_at, id) > (@time, @id))
+  ORDER BY created_at, id LIMIT 1 OFFSET @cap - 1`;
+
+/** BY_*_JSON_SQL's parameters: the range, and the last row sent (contact -1: none). */
+interface After {
+  hub: string;
+  from: number;
+  to: number;
+  contact: number;
+  time: number;
+  id: number;
+  cap: number;
+}
 
 const COUNT_IN_RANGE_SQL = `
   SELECT COUNT(*) FROM (
@@ -62,9 +127,10 @@ interface Reader {
   db: Db;
   stream: Database.Statement<[string, number, number], answer.Tuple>;
   streamByTime: Database.Statement<[string, number, number], answer.Tuple>;
-  json: Database.Statement<[string, number, number], JsonTuple>;
-  jsonByTime: Database.Statement<[string, number, number], JsonTuple>;
   countInRange: Database.Statement<[string, number, number, number], [number]>;
+  jsonByTime: Database.Statement<[After], [Buffer | null]>;
+  jsonByContact: Database.Statement<[After], [number, Buffer | null]>;
+  nthKey: Database.Statement<[After & { piece: number }], [number, number]>;
   /** The cursor being read, so close() can end it (a connection with an open cursor cannot close). */
   cursor?: IterableIterator<unknown> | undefined;
 }
@@ -81,6 +147,67 @@ export function openReader(file: string, busyWaitMs: number): Db {
   return db;
 }
 
+/** The pieces of an answer, with the brackets: `[`, the pieces with the first `]},` cut off, `]}]`. */
+function* answerPieces(pieces: Iterable<Buffer>): Generator<Buffer> {
+  let first = true;
+  for (const piece of pieces) {
+    if (first) {
+      yield OPEN_BRACKET;
+      yield piece.subarray(3);
+      first = false;
+    } else yield piece;
+  }
+  yield first ? EMPTY_ANSWER : CLOSE_ANSWER;
+}
+const OPEN_BRACKET = Buffer.from('[');
+const EMPTY_ANSWER = Buffer.from('[]');
+const CLOSE_ANSWER = Buffer.from(']}]');
+
+/**
+ * A piece as the serializer would write it. SQLite keeps a lone surrogate of a JavaScript string as
+ * the three bytes of its code point, which are not UTF-8; the serializer's string holds a
+ * U+FFFD for each byte instead, as decoding them gives.
+ */
+function wellFormed(piece: Buffer): Buffer {
+  return isUtf8(piece) ? piece : Buffer.from(piece.toString('utf8'), 'utf8');
+}
+
+/** A short range: one piece. */
+function* byTime(reader: Reader, start: After): Generator<Buffer> {
+  const [piece] = reader.jsonByTime.get(start) ?? [null];
+  if (piece) yield wellFormed(piece);
+}
+
+/** A long range: a piece per contact, or more for a contact of more than `cap` messages. */
+function* byContact(reader: Reader, start: After): Generator<Buffer> {
+  let after = start;
+  for (;;) {
+    let more: After | undefined;
+    const contacts = reader.jsonByContact.iterate(after);
+    reader.cursor = contacts;
+    try {
+      for (const [contact, piece] of contacts) {
+        if (!piece) continue;
+        const colon = piece.indexOf(0x3a);
+        yield wellFormed(piece.subarray(colon + 1));
+        if (Number(piece.toString('latin1', 0, colon)) === after.cap) {
+          more = { ...after, contact };
+          break;
+        }
+      }
+    } finally {
+      contacts.return?.();
+      reader.cursor = undefined;
+    }
+    if (!more) return;
+    // Where that contact's piece ended: its next piece starts after it.
+    const key = reader.nthKey.get({ ...after, piece: more.contact });
+    if (!key) throw new Error("a contact's piece of the answer lost its last row");
+    [more.time, more.id] = key;
+    after = more;
+  }
+}
+
 export class SqliteAnswerReaders {
   private readonly idle: Reader[] = [];
   private readonly busy = new Set<Reader>();
@@ -88,11 +215,16 @@ export class SqliteAnswerReaders {
   private feed: { db: Db; read: FeedJsonReader } | undefined;
   private closed = false;
 
+  private readonly shortRangeMaxRows: number;
+  private readonly piece: { cap: number; bytes: number };
+
   constructor(
     private readonly file: string,
-    /** Ranges of at most this many rows are read by time and sorted in memory (tests force a path). */
-    private readonly shortRangeMaxRows: number = answer.SORT_IN_MEMORY_MAX_ROWS,
-  ) {}
+    options: AnswerReadersOptions = {},
+  ) {
+    this.shortRangeMaxRows = options.shortRangeMaxRows ?? answer.SORT_IN_MEMORY_MAX_ROWS;
+    this.piece = { cap: CONTACT_PIECE_MESSAGES, bytes: CHUNK_BYTES, ...options.piece };
+  }
 
   poolState(): PoolState {
     return {
@@ -110,7 +242,7 @@ export class SqliteAnswerReaders {
 
   /** The answer's rows in batches, from one connection's snapshot. */
   async *stream(query: MessageQuery): AsyncGenerator<MessageRow[]> {
-    const { reader, rows } = await this.open(query, 'rows');
+    const { reader, rows } = await this.open(query);
     try {
       for (;;) {
         const batch: MessageRow[] = [];
@@ -131,44 +263,45 @@ export class SqliteAnswerReaders {
     }
   }
 
-  /** The read API's JSON answer (JSON_COLUMNS), in chunks of about 64 KiB. */
+  /**
+   * The read API's JSON answer, in chunks: pieces of JSON that SQLite joins itself
+   * (BY_TIME_JSON_SQL, BY_CONTACT_JSON_SQL), read in one transaction, so from one snapshot.
+   */
   async *json(query: MessageQuery): AsyncGenerator<Buffer> {
-    const { reader, rows } = await this.open(query, 'json');
+    const reader = await this.acquire();
     try {
-      let out = '[';
-      let contact: number | undefined;
-      let n = 0;
-      for (;;) {
-        const next = rows.next();
-        if (next.done) break;
-        n += 1;
-        const [id, opening, message] = next.value;
-        if (id !== contact) {
-          out += contact === undefined ? opening : `]},${opening}`;
-          contact = id;
-        } else out += ',';
-        out += message;
-        // Cut where the serializer cuts (after a batch, once 64 KiB are there), so that even a
-        // compressed answer, flushed after its first chunk, is byte for byte the same.
-        if (n % answer.BATCH_ROWS === 0) {
-          if (out.length >= CHUNK_CHARS) {
-            yield Buffer.from(out, 'utf8');
-            out = '';
-          }
-          await nextTurn();
-        }
-      }
-      // The last, shorter batch is cut after too.
-      if (n % answer.BATCH_ROWS !== 0 && out.length >= CHUNK_CHARS) {
-        yield Buffer.from(out, 'utf8');
-        out = '';
-      }
-      out += contact === undefined ? ']' : ']}]';
-      yield Buffer.from(out, 'utf8');
+      const [hub, from, to] = answer.bounds(query);
+      const start: After = { hub, from, to, contact: -1, time: 0, id: 0, cap: this.piece.cap };
+      reader.db.exec('BEGIN');
+      const short = this.isShort(reader, query);
+      yield* this.chunked(answerPieces(short ? byTime(reader, start) : byContact(reader, start)));
     } finally {
-      rows.return?.();
+      reader.cursor?.return?.();
+      reader.cursor = undefined;
+      if (reader.db.open && reader.db.inTransaction) reader.db.exec('COMMIT');
       this.release(reader);
     }
+  }
+
+  /**
+   * Pieces of JSON as chunks of CHUNK_BYTES or more: small pieces joined, a large one as it is (no
+   * copy: the answer threads transfer it whole). Other answers get a turn between chunks.
+   */
+  private async *chunked(pieces: Iterable<Buffer>): AsyncGenerator<Buffer> {
+    const { bytes } = this.piece;
+    let waiting: Buffer[] = [];
+    let size = 0;
+    for (const piece of pieces) {
+      waiting.push(piece);
+      size += piece.length;
+      if (size >= bytes) {
+        yield waiting.length === 1 ? piece : Buffer.concat(waiting, size);
+        waiting = [];
+        size = 0;
+        await nextTurn();
+      }
+    }
+    if (size > 0) yield Buffer.concat(waiting, size);
   }
 
   /**
@@ -186,37 +319,18 @@ export class SqliteAnswerReaders {
     return this.feed.read(hubId, afterSeq, limit);
   }
 
-  private async open(
-    query: MessageQuery,
-    as: 'rows',
-  ): Promise<{ reader: Reader; rows: IterableIterator<answer.Tuple> }>;
-  private async open(
-    query: MessageQuery,
-    as: 'json',
-  ): Promise<{ reader: Reader; rows: IterableIterator<JsonTuple> }>;
-  private async open(
-    query: MessageQuery,
-    as: 'rows' | 'json',
-  ): Promise<{ reader: Reader; rows: IterableIterator<answer.Tuple | JsonTuple> }> {
+  /** Reads a range by time and sorts it in memory when it has few rows (same rows, same order). */
+  private isShort(reader: Reader, query: MessageQuery): boolean {
+    if (!answer.isBounded(query)) return false;
+    const [count] = reader.countInRange.get(...answer.bounds(query), this.shortRangeMaxRows + 1) ?? [];
+    return (count ?? Number.POSITIVE_INFINITY) <= this.shortRangeMaxRows;
+  }
+
+  private async open(query: MessageQuery): Promise<{ reader: Reader; rows: IterableIterator<answer.Tuple> }> {
     const reader = await this.acquire();
-    const args = answer.bounds(query);
     try {
-      // Same rows, same order either way; only the cost differs.
-      const short =
-        answer.isBounded(query) &&
-        (reader.countInRange.get(...args, this.shortRangeMaxRows + 1)?.[0] ?? Number.POSITIVE_INFINITY) <=
-          this.shortRangeMaxRows;
-      const statement =
-        as === 'rows'
-          ? short
-            ? reader.streamByTime
-            : reader.stream
-          : short
-            ? reader.jsonByTime
-            : reader.json;
-      const rows = (
-        statement as Database.Statement<[string, number, number], answer.Tuple | JsonTuple>
-      ).iterate(...args);
+      const statement = this.isShort(reader, query) ? reader.streamByTime : reader.stream;
+      const rows = statement.iterate(...answer.bounds(query));
       reader.cursor = rows;
       return { reader, rows };
     } catch (error) {
@@ -254,9 +368,10 @@ export class SqliteAnswerReaders {
         db,
         stream: db.prepare<[string, number, number], answer.Tuple>(STREAM_SQL).raw(true),
         streamByTime: db.prepare<[string, number, number], answer.Tuple>(STREAM_BY_TIME_SQL).raw(true),
-        json: db.prepare<[string, number, number], JsonTuple>(answerSql(STREAM_SQL)).raw(true),
-        jsonByTime: db.prepare<[string, number, number], JsonTuple>(answerSql(STREAM_BY_TIME_SQL)).raw(true),
         countInRange: db.prepare<[string, number, number, number], [number]>(COUNT_IN_RANGE_SQL).raw(true),
+        jsonByTime: db.prepare<[After], [Buffer | null]>(BY_TIME_JSON_SQL).raw(true),
+        jsonByContact: db.prepare<[After], [number, Buffer | null]>(BY_CONTACT_JSON_SQL).raw(true),
+        nthKey: db.prepare<[After & { piece: number }], [number, number]>(NTH_KEY_SQL).raw(true),
       };
     }
     this.busy.add(reader);

@@ -139,7 +139,7 @@ export class SqliteStore extends SqlStore {
     this.db.pragma('busy_timeout = 0');
     this.writer = sqliteSql(this.db);
     this.readsDb = openReader(this.file, 0);
-    this.answers = new SqliteAnswerReaders(this.file, options.shortRangeMaxRows);
+    this.answers = new SqliteAnswerReaders(this.file, { shortRangeMaxRows: options.shortRangeMaxRows });
     this.reads = sqliteSql(this.readsDb);
     this.answerReads = this.reads;
     if (options.writerThread ?? true) {
