@@ -2,7 +2,7 @@
  * The feed's pages as the database writes them (changes.ts feedJsonSql, on SQLite and with
  * CHATLOG_TEST_STORE=postgres PostgreSQL) are byte for byte what the serializer writes for the
  * same changes read as values: random names, texts and senders (quotes, backslashes, control
- * characters, U+2028, emoji, Japanese), times from year 0 to 9999, LINE's own JSON, and every kind
+ * characters, U+2028, emoji, Japanese, lone surrogates), times from year 0 to 9999, LINE's own JSON, and every kind
  * of change, in pages of every size.
  */
 import assert from 'node:assert/strict';
@@ -38,6 +38,9 @@ const char = fc.oneof(
     '日',
     '/',
     '<',
+    // Half of an emoji, as JavaScript strings may hold: the page is still UTF-8.
+    '\ud83d',
+    '\ude00',
   ),
   fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }).filter((c) => !c.includes('\u0000')),
 );
@@ -110,7 +113,10 @@ test('a page of the feed as its JSON is what the serializer writes for the same 
           const json = await store.changes.pageJson(hubId, after, limit);
           const values = await store.changes.page(hubId, after, limit + 1);
           const page = values.slice(0, limit);
-          assert.equal(Buffer.from(json.body).toString('utf8'), page.map(serializeChange).join(','));
+          const expected = page.map(serializeChange).join(',');
+          assert.equal(Buffer.from(json.body).toString('utf8'), expected);
+          // Byte for byte: bytes that are not UTF-8 would read as U+FFFD above too.
+          assert.ok(Buffer.from(json.body).equals(Buffer.from(expected, 'utf8')));
           assert.equal(json.count, page.length);
           assert.equal(json.lastSeq, page.at(-1)?.seq);
           assert.equal(json.hasMore, values.length > limit);

@@ -5,13 +5,12 @@
  * (src/answers/) each keep another, so that the answers of the read API are read and encoded off
  * the event loop that serves requests.
  */
-import { isUtf8 } from 'node:buffer';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type Database from 'better-sqlite3';
 import * as answer from '../sql/answers.js';
 import type { FeedJsonPage, MessageQuery, MessageRow, PoolState } from '../store.js';
 import { openDatabase } from './sqlite.driver.js';
-import { type FeedJsonReader, feedJsonReader, SQLITE_JSON } from './sqlite.feed.js';
+import { type FeedJsonReader, feedJsonReader, SQLITE_JSON, wellFormed } from './sqlite.feed.js';
 
 type Db = Database.Database;
 
@@ -162,15 +161,6 @@ function* answerPieces(pieces: Iterable<Buffer>): Generator<Buffer> {
 const OPEN_BRACKET = Buffer.from('[');
 const EMPTY_ANSWER = Buffer.from('[]');
 const CLOSE_ANSWER = Buffer.from(']}]');
-
-/**
- * A piece as the serializer would write it. SQLite keeps a lone surrogate of a JavaScript string as
- * the three bytes of its code point, which are not UTF-8; the serializer's string holds a
- * U+FFFD for each byte instead, as decoding them gives.
- */
-function wellFormed(piece: Buffer): Buffer {
-  return isUtf8(piece) ? piece : Buffer.from(piece.toString('utf8'), 'utf8');
-}
 
 /** A short range: one piece. */
 function* byTime(reader: Reader, start: After): Generator<Buffer> {

@@ -2,6 +2,7 @@
  * The change feed's pages as their JSON on SQLite (changes.ts feedJsonSql), read by the store's
  * own reader and by the answer threads' (src/answers/), each on its own connection.
  */
+import { isUtf8 } from 'node:buffer';
 import type Database from 'better-sqlite3';
 import {
   CREATED_AFTER_SQL,
@@ -22,6 +23,16 @@ export const SQLITE_JSON: JsonDialect = {
       || printf('.%03dZ"', ${millis})`;
   },
 };
+
+/**
+ * JSON joined by SQLite as the JavaScript strings it came from encode: SQLite keeps a lone
+ * surrogate of a JavaScript string as the three bytes of its code point, which are not UTF-8 (a
+ * client's decoder may refuse them); read as a string, each of those bytes is a U+FFFD, and so it
+ * is here. Valid UTF-8 (all but such rare text) is checked and kept as it is.
+ */
+export function wellFormed(json: Buffer): Buffer {
+  return isUtf8(json) ? json : Buffer.from(json.toString('utf8'), 'utf8');
+}
 
 export type FeedJsonReader = (hubId: string, afterSeq: number, limit: number) => FeedJsonPage;
 
@@ -49,7 +60,7 @@ export function feedJsonReader(db: Database.Database): FeedJsonReader {
   /** The messages with seq in (after, before), at most `limit`: how many, the last seq, their JSON. */
   const run = (hubId: string, after: number, before: number, limit: number) => {
     const [n = 0, last = null, json = null] = runStatement.get(hubId, after, before, limit) ?? [];
-    return n > 0 && last !== null && json ? { n, last, json } : undefined;
+    return n > 0 && last !== null && json ? { n, last, json: wellFormed(json) } : undefined;
   };
   return db.transaction((hubId: string, afterSeq: number, limit: number): FeedJsonPage => {
     const first = run(hubId, afterSeq, NO_END, limit);
