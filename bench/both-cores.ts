@@ -97,7 +97,9 @@ const stat = (kind: string, pick: (r: RpsResult) => number) => {
   return { min: Math.min(...values), median: median(values), max: Math.max(...values) };
 };
 console.log(`\nOne day uncached, 32 connections, ${rounds} rounds of ${seconds} s (min / median / max)\n`);
-console.log('| server | requests/s | p50 ms | p99 ms | median requests/s ÷ older build | p99 ÷ in-memory p99 |');
+console.log(
+  '| server | requests/s | p50 ms | p99 ms | median requests/s ÷ older build | p99 ÷ in-memory p99 |',
+);
 console.log('|---|---|---|---|---|---|');
 const olderRps = before ? stat('older build', (r) => r.requestsPerSecond).median : undefined;
 const memoryP99 = stat('in-memory', (r) => r.p99ms).median;
@@ -111,4 +113,6 @@ for (const kind of kinds) {
     `| ${kind} | ${f(rps, 0)} | ${f(p50, 1)} | ${f(p99, 1)} | ${olderRps ? (rps.median / olderRps).toFixed(2) : '-'} | ${(p99.median / memoryP99).toFixed(2)} |`,
   );
 }
-console.log('\nGoal (issue 20, 3): chatlog ≥ 3 × the requests/s of the build the issue measured; p99 ≤ 4 × in-memory p99.');
+console.log(
+  '\nGoal (issue 20, 3): chatlog ≥ 3 × the requests/s of the build the issue measured; p99 ≤ 4 × in-memory p99.',
+);
