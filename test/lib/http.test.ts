@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { etagMatches, negotiateEncoding, redactUrl } from '../../src/lib/http.js';
+import {
+  COMPRESSOR_SLICE_BYTES,
+  compressorInput,
+  createCompressor,
+  etagMatches,
+  negotiateEncoding,
+  redactUrl,
+} from '../../src/lib/http.js';
 import { generateApiKey } from '../../src/modules/keys/keys.format.js';
 
 test('Accept-Encoding: q-values are honoured, br wins ties, identity when nothing else is welcome', () => {
@@ -58,4 +65,43 @@ test('redactUrl hides every apikey value and search words, and keeps everything 
     }),
   );
   assert.equal(redactUrl('/healthz'), '/healthz');
+});
+
+/** The bytes a client gets when `chunks` are compressed as the read API compresses an answer. */
+async function compressedAnswer(chunks: Buffer[], encoding: 'br' | 'gzip'): Promise<Buffer> {
+  const compressor = createCompressor(encoding);
+  const out: Buffer[] = [];
+  compressor.on('data', (data: Buffer) => out.push(data));
+  const ended = new Promise((resolve) => compressor.on('end', resolve));
+  async function* source() {
+    yield* chunks;
+  }
+  for await (const slice of compressorInput(source(), () => compressor.flush())) compressor.write(slice);
+  compressor.end();
+  await ended;
+  return Buffer.concat(out);
+}
+
+test('a compressed answer is the same bytes however the answer was cut into chunks', async () => {
+  // Text that compresses, and more than a few slices of it.
+  const answer = Buffer.from(
+    Array.from({ length: 40_000 }, (_, i) => `{"msg":"予約 ${i % 97} ${'x'.repeat(i % 13)}"}`).join(','),
+  );
+  assert.ok(answer.length > 3 * COMPRESSOR_SLICE_BYTES);
+  const expected = {
+    br: await compressedAnswer([answer], 'br'),
+    gzip: await compressedAnswer([answer], 'gzip'),
+  };
+  await fc.assert(
+    fc.asyncProperty(
+      fc.uniqueArray(fc.integer({ min: 1, max: answer.length - 1 }), { maxLength: 40 }),
+      fc.constantFrom('br' as const, 'gzip' as const),
+      async (cuts, encoding) => {
+        const at = [0, ...cuts.sort((a, b) => a - b), answer.length];
+        const chunks = at.slice(1).map((end, i) => answer.subarray(at[i], end));
+        assert.ok((await compressedAnswer(chunks, encoding)).equals(expected[encoding]));
+      },
+    ),
+    { numRuns: 60 },
+  );
 });
