@@ -5,7 +5,9 @@
  * in their own process. For one day, one month and the whole large hub: messages/s of chatlog (one
  * connection, answers back to back) and rows/s of the scan, their ratio (goal ≥ 0.9), each round.
  *
- *   node --import tsx bench/reads.ts [--rounds 3] [--root DIR]
+ * The server runs as a user starts it (`--workers`: an answer thread per core), unless told.
+ *
+ *   node --import tsx bench/reads.ts [--rounds 3] [--root DIR] [--workers N]
  */
 import fs from 'node:fs';
 import http from 'node:http';
@@ -14,9 +16,11 @@ import { readArgs } from './args.js';
 import { LARGE_HUB, START_MS } from './dataset.js';
 import { ROOT, runJson, startChatlog, stop, stopAll } from './processes.js';
 
-const args = readArgs('node --import tsx bench/reads.ts [--rounds 3] [--root DIR]', {
-  values: ['rounds', 'root'],
+const args = readArgs('node --import tsx bench/reads.ts [--rounds 3] [--root DIR] [--workers N]', {
+  values: ['rounds', 'root', 'workers'],
 });
+const workers =
+  args.string('workers') === undefined ? null : args.number('workers', 1, { min: 1, whole: true });
 const rounds = args.number('rounds', 3, { min: 1, whole: true });
 const root = path.resolve(args.string('root') ?? ROOT);
 const DATA = path.join(ROOT, 'bench', '.data');
@@ -75,7 +79,7 @@ const server = await startChatlog(
     DATABASE_URL: undefined,
     CHATLOG_ANSWER_CACHE_MB: '0',
   },
-  { root },
+  { root, workers },
 );
 const lines: string[] = [];
 try {
@@ -102,7 +106,9 @@ try {
   await stop(server.child);
   await stopAll();
 }
-console.log(`\nuncached answers on one connection against the raw scan (build of ${root})\n`);
+console.log(
+  `\nuncached answers on one connection against the raw scan (build of ${root}, --workers ${workers ?? 'default'})\n`,
+);
 console.log('| round | range | chatlog messages/s | raw scan rows/s (mmap) | ratio (goal ≥ 0.9) |');
 console.log('|---|---|---|---|---|');
 for (const line of lines) console.log(line);

@@ -134,15 +134,16 @@ export function buildApp(deps: AppDeps): App {
   const rateLimiter = new RateLimiter({ redisUrl: deps.redisUrl, log: deps.logger });
   const methods = new PathMethods();
   // SQLite's answers and feed pages are read and encoded on threads of their own (src/answers/).
-  const threads =
-    !deps.answers && deps.store instanceof SqliteStore
-      ? new AnswerThreads(
-          { file: deps.store.file },
-          deps.answerThreads ?? availableParallelism(),
-          answersEncodedHere(deps.store),
-          deps.store.changes,
-        )
-      : undefined;
+  const sqlite = !deps.answers && deps.store instanceof SqliteStore ? deps.store : undefined;
+  const threads = sqlite
+    ? new AnswerThreads(
+        { file: sqlite.file },
+        deps.answerThreads ?? availableParallelism(),
+        answersEncodedHere(sqlite),
+        sqlite.changes,
+        (hubId) => sqlite.contactIdMiddle(hubId),
+      )
+    : undefined;
   const answers = deps.answers ?? threads ?? answersEncodedHere(deps.store);
   const cache =
     deps.answerCache ?? new AnswerCache(deps.answerCacheBytes ?? settingDefault('answerCacheBytes'));

@@ -6,11 +6,16 @@
  * (its body transferred), or what went wrong.
  */
 
+import type { ContactIds } from '../store/sqlite/sqlite.answers.js';
 import type { SerializedError } from '../store/sqlite/sqlite.thread.js';
 import type { FeedJsonPage, MessageQuery } from '../store/store.js';
 
 export type ToThread =
-  | { open: number; query: MessageQuery }
+  /**
+   * `part`: only these contacts, as bare pieces (half of an answer, the other half on another
+   * thread); `ahead`: chunks it may send before the first credit (default CHUNKS_AHEAD).
+   */
+  | { open: number; query: MessageQuery; part?: ContactIds; ahead?: number }
   | { credit: number }
   | { cancel: number }
   | { feed: number; hubId: string; afterSeq: number; limit: number };
@@ -27,5 +32,12 @@ export interface AnswerThreadOptions {
   file: string;
 }
 
-/** Chunks a thread may send ahead of what the main thread has taken (each about 64 KiB). */
+/** Chunks a thread may send ahead of what the main thread has taken (each 64 KiB or more). */
 export const CHUNKS_AHEAD = 4;
+
+/**
+ * The second half of an answer read in two (answers.threads.ts) is made while the first is sent:
+ * it may run this many chunks ahead (about 16 MiB), so that a month's halves are read at once; a
+ * longer answer's second half waits, bounded, for its turn.
+ */
+export const SECOND_HALF_CHUNKS_AHEAD = 128;

@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
-import { SqliteAnswerReaders } from '../store/sqlite/sqlite.answers.js';
+import { type ContactIds, SqliteAnswerReaders } from '../store/sqlite/sqlite.answers.js';
 import { serializeError } from '../store/sqlite/sqlite.thread.js';
 import type { MessageQuery } from '../store/store.js';
 import {
@@ -46,9 +46,14 @@ const post = (message: FromThread, transfer?: ArrayBuffer[]) => port.postMessage
 const ownsBuffer = (bytes: Uint8Array) =>
   bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
 
-async function answer(id: number, query: MessageQuery, stream: Stream): Promise<void> {
+async function answer(
+  id: number,
+  query: MessageQuery,
+  part: ContactIds | undefined,
+  stream: Stream,
+): Promise<void> {
   try {
-    for await (const chunk of readers.json(query)) {
+    for await (const chunk of readers.json(query, part)) {
       while (stream.credit === 0 && !stream.cancelled) {
         await new Promise<void>((resolve) => {
           stream.wake = resolve;
@@ -87,9 +92,9 @@ port.on('message', (message: ToThread) => {
     return;
   }
   if ('open' in message) {
-    const stream: Stream = { credit: CHUNKS_AHEAD, cancelled: false, wake: undefined };
+    const stream: Stream = { credit: message.ahead ?? CHUNKS_AHEAD, cancelled: false, wake: undefined };
     streams.set(message.open, stream);
-    void answer(message.open, message.query, stream);
+    void answer(message.open, message.query, message.part, stream);
     return;
   }
   const stream = streams.get('credit' in message ? message.credit : message.cancel);

@@ -1,8 +1,9 @@
 // sqlite-only: the answer threads read SQLite's file; PostgreSQL's answers are encoded on the event loop
 /**
  * The read API's answers made on the answer threads (src/answers/): the same bytes as the
- * serializer's in every encoding, many at once, and a client that leaves mid-answer frees its
- * thread's cursor without disturbing the others.
+ * serializer's in every encoding, one at a time (its two halves read at once on the two threads)
+ * and many at once, and a client that leaves mid-answer frees its thread's cursor without
+ * disturbing the others.
  */
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -25,7 +26,14 @@ before(async () => {
   server = await startTestServer({
     answers: (store) => {
       assert.ok(store instanceof SqliteStore);
-      threads = new AnswerThreads({ file: store.file }, 2, answersEncodedHere(store), store.changes);
+      // As app.ts makes them: an answer asked while both threads are idle is read in two halves.
+      threads = new AnswerThreads(
+        { file: store.file },
+        2,
+        answersEncodedHere(store),
+        store.changes,
+        (hubId) => store.contactIdMiddle(hubId),
+      );
       return threads;
     },
   });

@@ -14,7 +14,7 @@ import fc from 'fast-check';
 import { MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS } from '../../src/lib/calendar.js';
 import { compressorInput, createCompressor } from '../../src/lib/http.js';
 import { collectAnswer, serializeMessages } from '../../src/modules/messages/messages.serializer.js';
-import { SqliteAnswerReaders } from '../../src/store/sqlite/sqlite.answers.js';
+import { type ContactIds, SqliteAnswerReaders } from '../../src/store/sqlite/sqlite.answers.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite.store.js';
 import type { ImportMessage, MessageQuery } from '../../src/store/store.js';
 import { createTestStore, storeMessages } from '../helpers.js';
@@ -56,9 +56,9 @@ async function chunks(source: AsyncIterable<Buffer>): Promise<number[]> {
   return sizes;
 }
 
-async function json(readers: SqliteAnswerReaders, query: MessageQuery): Promise<Buffer> {
+async function json(readers: SqliteAnswerReaders, query: MessageQuery, part?: ContactIds): Promise<Buffer> {
   const parts: Buffer[] = [];
-  for await (const chunk of readers.json(query)) parts.push(chunk);
+  for await (const chunk of readers.json(query, part)) parts.push(chunk);
   return Buffer.concat(parts);
 }
 
@@ -82,9 +82,16 @@ test('SQLite writes the read API JSON byte for byte as the serializer does', asy
           }),
           { maxLength: 30 },
         ),
-        fc.option(fc.tuple(instant, instant)),
+        // A range between two instants, or between two of the messages' times (so that it holds some).
+        fc.option(
+          fc.oneof(
+            fc.tuple(instant, instant),
+            fc.tuple(fc.nat(), fc.nat()).map(([a, b]) => ({ a, b })),
+          ),
+        ),
         fc.record({ cap: fc.integer({ min: 1, max: 4 }), bytes: fc.constantFrom(1, 100, 64 * 1024) }),
-        async (rows, range, piece) => {
+        fc.nat(),
+        async (rows, range, piece, split) => {
           const hubId = String(hubNumber++);
           await t.hubs.add(hubId, {});
           const messages: ImportMessage[] = rows.map((row, i) => ({
@@ -98,15 +105,36 @@ test('SQLite writes the read API JSON byte for byte as the serializer does', asy
             sourceId: `s${i}`,
           }));
           if (messages.length > 0) await storeMessages(t.store, hubId, messages);
-          const query: MessageQuery = range
-            ? { hubId, fromMs: Math.min(...range), toMsExclusive: Math.max(...range) + 1 }
+          const times =
+            range && !Array.isArray(range)
+              ? [
+                  rows[range.a % Math.max(1, rows.length)]?.createdAt ?? 0,
+                  rows[range.b % Math.max(1, rows.length)]?.createdAt ?? 0,
+                ]
+              : range;
+          const query: MessageQuery = times
+            ? { hubId, fromMs: Math.min(...times), toMsExclusive: Math.max(...times) + 1 }
             : { hubId, fromMs: undefined, toMsExclusive: undefined };
           // By time and sorted (a short range), and contact by contact (the whole hub's way).
           for (const shortRangeMaxRows of [1_000_000, -1]) {
             const readers = new SqliteAnswerReaders(file, { shortRangeMaxRows, piece });
             try {
               const expected = await collectAnswer(readers.stream(query));
+              const contactIds = [0];
+              for await (const batch of readers.stream(query))
+                for (const row of batch) contactIds.push(row.contactId);
               const actual = await json(readers, query);
+              // In two halves by contact id, anywhere (the answer threads' split), joined.
+              const middle = contactIds[split % contactIds.length] ?? 0;
+              const halves = Buffer.concat([
+                await json(readers, query, { from: Number.MIN_SAFE_INTEGER, to: middle }),
+                await json(readers, query, { from: middle + 1, to: Number.MAX_SAFE_INTEGER }),
+              ]);
+              const joined =
+                halves.length === 0
+                  ? Buffer.from('[]')
+                  : Buffer.concat([Buffer.from('['), halves.subarray(3), Buffer.from(']}]')]);
+              assert.ok(joined.equals(expected), 'two halves');
               assert.equal(actual.toString('utf8'), expected.toString('utf8'));
               assert.ok(actual.equals(expected));
             } finally {

@@ -22,6 +22,12 @@ const CHUNK_BYTES = 64 * 1024;
 const CONTACT_PIECE_MESSAGES = 1024;
 const MAX_READERS = 16;
 
+/** Contacts by id, both ends included. */
+export interface ContactIds {
+  from: number;
+  to: number;
+}
+
 export interface AnswerReadersOptions {
   /** Ranges of at most this many rows are read by time and sorted in memory (tests force a path). */
   shortRangeMaxRows?: number;
@@ -62,7 +68,7 @@ const messageJson = (
 
 /**
  * A short range's answer as one piece of JSON joined by SQLite: for each contact `]},` (the first
- * one's is cut off), its opening and its messages. No JavaScript value per row: this is most of
+ * one's is cut off), its opening and its messages; contacts from @lo to @hi (ids). No JavaScript value per row: this is most of
  * what makes a day fast. A short range is at most SORT_IN_MEMORY_MAX_ROWS rows, which SQLite's
  * sort holds anyway. The groups come in the sorted subquery's order (SQLite reads it as a
  * co-routine, in order; the tests compare every answer with the serializer's). A message's contact
@@ -76,6 +82,7 @@ const BY_TIME_JSON_SQL = `
       SELECT m.contact_id AS cid, ${messageJson('(SELECT name FROM contacts WHERE id = m.contact_id)')} AS message
       FROM messages AS m INDEXED BY messages_by_hub_and_time
       WHERE m.hub_id = @hub AND m.created_at >= @from AND m.created_at < @to
+        AND m.contact_id BETWEEN @lo AND @hi
       ORDER BY m.contact_id, m.created_at, m.id)
     GROUP BY cid ORDER BY cid)`;
 
@@ -84,7 +91,7 @@ const BY_TIME_JSON_SQL = `
  * @contact on) its next @cap messages as one piece of JSON, prefixed with their count and `:`
  * (`3:]},{"lineId":…`), or NULL when it has none. A count of @cap means the contact may have more:
  * they are asked for again after the last of them (NTH_KEY_SQL), so that no piece holds more than
- * @cap messages. The first piece starts at @contact -1.
+ * @cap messages. The first piece starts at @contact -1. Contacts from @lo to @hi (ids).
  */
 const BY_CONTACT_JSON_SQL = `
   SELECT c.id, (
@@ -96,7 +103,7 @@ const BY_CONTACT_JSON_SQL = `
       WHERE m.contact_id = c.id AND m.created_at >= @from AND m.created_at < @to
         AND (c.id > @contact OR (m.created_at, m.id) > (@time, @id))
       ORDER BY m.created_at, m.id LIMIT @cap))
-  FROM contacts AS c WHERE c.hub_id = @hub AND c.id >= @contact
+  FROM contacts AS c WHERE c.hub_id = @hub AND c.id >= @contact AND c.id BETWEEN @lo AND @hi
   ORDER BY c.id`;
 
 /** Where a contact's piece of @cap messages ended (BY_CONTACT_JSON_SQL's same rows, by the index alone). */
@@ -106,11 +113,13 @@ const NTH_KEY_SQL = `
     AND (@piece > @contact OR (created_at, id) > (@time, @id))
   ORDER BY created_at, id LIMIT 1 OFFSET @cap - 1`;
 
-/** BY_*_JSON_SQL's parameters: the range, and the last row sent (contact -1: none). */
+/** BY_*_JSON_SQL's parameters: the range, its contacts, and the last row sent (contact -1: none). */
 interface After {
   hub: string;
   from: number;
   to: number;
+  lo: number;
+  hi: number;
   contact: number;
   time: number;
   id: number;
@@ -256,15 +265,27 @@ export class SqliteAnswerReaders {
   /**
    * The read API's JSON answer, in chunks: pieces of JSON that SQLite joins itself
    * (BY_TIME_JSON_SQL, BY_CONTACT_JSON_SQL), read in one transaction, so from one snapshot.
+   * `part`: only the contacts with ids in [from, to], as bare pieces (each contact's starting with
+   * `]},`, no brackets): the answer threads read the two halves of one answer at once (answers.threads.ts).
    */
-  async *json(query: MessageQuery): AsyncGenerator<Buffer> {
+  async *json(query: MessageQuery, part?: ContactIds): AsyncGenerator<Buffer> {
     const reader = await this.acquire();
     try {
       const [hub, from, to] = answer.bounds(query);
-      const start: After = { hub, from, to, contact: -1, time: 0, id: 0, cap: this.piece.cap };
+      const start: After = {
+        hub,
+        from,
+        to,
+        lo: part?.from ?? Number.MIN_SAFE_INTEGER,
+        hi: part?.to ?? Number.MAX_SAFE_INTEGER,
+        contact: -1,
+        time: 0,
+        id: 0,
+        cap: this.piece.cap,
+      };
       reader.db.exec('BEGIN');
-      const short = this.isShort(reader, query);
-      yield* this.chunked(answerPieces(short ? byTime(reader, start) : byContact(reader, start)));
+      const pieces = this.isShort(reader, query) ? byTime(reader, start) : byContact(reader, start);
+      yield* this.chunked(part ? pieces : answerPieces(pieces));
     } finally {
       reader.cursor?.return?.();
       reader.cursor = undefined;

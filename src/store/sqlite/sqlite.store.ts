@@ -101,6 +101,7 @@ export class SqliteStore extends SqlStore {
   protected readonly searchEngine = SQLITE_SEARCH;
   private readonly readsDb: Db;
   private feedJson: FeedJsonReader | undefined;
+  private contactIds: Database.Statement<[string, string], [number | null, number | null]> | undefined;
   private feedStatements:
     | {
         created: Database.Statement<[string, number, number], FeedTuple>;
@@ -204,6 +205,26 @@ export class SqliteStore extends SqlStore {
   /** SQLite's own integrity check; "ok" when the file is sound. */
   integrityCheck(): string {
     return (this.db.pragma('integrity_check', { simple: true }) as string) ?? 'unknown';
+  }
+
+  /**
+   * The middle of a hub's contact ids (two index probes): the answer threads read an answer's two
+   * halves at once, split there. Undefined for a hub of fewer than two contacts, or when the
+   * connection is busy (the answer is then read whole).
+   */
+  contactIdMiddle(hubId: string): number | undefined {
+    try {
+      // Two subqueries: SQLite reads a lone min() or max() off the index's end, not both at once.
+      this.contactIds ??= this.readsDb
+        .prepare<[string, string], [number | null, number | null]>(
+          'SELECT (SELECT min(id) FROM contacts WHERE hub_id = ?), (SELECT max(id) FROM contacts WHERE hub_id = ?)',
+        )
+        .raw(true);
+      const [low, high] = this.contactIds.get(hubId, hubId) ?? [null, null];
+      return low !== null && high !== null && high > low ? Math.floor((low + high) / 2) : undefined;
+    } catch {
+      return undefined;
+    }
   }
 
   /** The query plan of the streaming read, for tests that guard the index. */
