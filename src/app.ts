@@ -141,7 +141,7 @@ export function buildApp(deps: AppDeps): App {
         deps.answerThreads ?? availableParallelism(),
         answersEncodedHere(sqlite),
         sqlite.changes,
-        (hubId) => sqlite.contactIdMiddle(hubId),
+        (hubId) => sqlite.contactIdRange(hubId),
       )
     : undefined;
   const answers = deps.answers ?? threads ?? answersEncodedHere(deps.store);

@@ -52,11 +52,13 @@ interface Thread {
 /**
  * Two halves of one answer (bare pieces of JSON, each contact's starting with `]},`) as the answer:
  * `[`, the first piece with its `]},` cut off, the rest, `]}]` (or `[]` when there was none).
+ * Counts each half's bytes into `bytes`.
  */
-async function* joinHalves(halves: AsyncIterable<Buffer>[]): AsyncGenerator<Buffer> {
+async function* joinHalves(halves: AsyncIterable<Buffer>[], bytes: number[]): AsyncGenerator<Buffer> {
   let first = true;
-  for (const half of halves) {
+  for (const [i, half] of halves.entries()) {
     for await (const chunk of half) {
+      bytes[i] = (bytes[i] ?? 0) + chunk.length;
       if (first) {
         first = false;
         yield OPEN_BRACKET;
@@ -70,12 +72,38 @@ const OPEN_BRACKET = Buffer.from('[');
 const EMPTY_ANSWER = Buffer.from('[]');
 const CLOSE_ANSWER = Buffer.from(']}]');
 
+const MIDDLES_KEPT = 10_000;
+
+/**
+ * Where to split a hub's contact ids [low, high] next, after a split at `middle` gave halves of
+ * `first` and `second` bytes: the point that halves them if each half's bytes were spread evenly
+ * over its ids, half way there (one answer is not every answer). Always in [low, high - 1].
+ */
+export function balancedMiddle(
+  low: number,
+  high: number,
+  middle: number,
+  first: number,
+  second: number,
+): number {
+  const total = first + second;
+  if (total === 0) return middle;
+  const share = first / total;
+  const target =
+    share > 0.5
+      ? low + (middle - low) * (0.5 / share)
+      : middle + (high - middle) * ((0.5 - share) / (1 - share));
+  return Math.min(high - 1, Math.max(low, Math.round((middle + target) / 2)));
+}
+
 /** What a thread has in hand: answers it streams and feed pages it reads. */
 const load = (thread: Thread) => thread.streams.size + thread.pages.size;
 
 export class AnswerThreads implements AnswerSource, FeedSource {
   private readonly threads: Array<Thread | undefined>;
   private nextId = 1;
+  /** Per hub, where its answers' halves split (balancedMiddle), for at most MIDDLES_KEPT hubs. */
+  private readonly middles = new Map<string, number>();
   private closed = false;
 
   constructor(
@@ -89,10 +117,10 @@ export class AnswerThreads implements AnswerSource, FeedSource {
     /** The feed's pages read here, likewise (the store). */
     private readonly feedMeanwhile: FeedSource,
     /**
-     * A contact id that parts a hub's contacts in two of about the same size (the answer's halves
-     * run on two threads when both are idle); undefined when the hub has fewer than two.
+     * The lowest and highest of a hub's contact ids (an answer's halves run on two threads when both
+     * are idle, split between them); undefined when the hub has fewer than two contacts.
      */
-    private readonly splitAt?: (hubId: string) => number | undefined,
+    private readonly contactIds?: (hubId: string) => [low: number, high: number] | undefined,
   ) {
     this.threads = Array.from({ length: Math.max(1, count) }, () => undefined);
   }
@@ -127,8 +155,11 @@ export class AnswerThreads implements AnswerSource, FeedSource {
     // The halves are two read transactions: each contact's part of the answer is from one snapshot.
     const idle = this.threads.every((thread) => thread?.ready && load(thread) === 0);
     const bounded = query.fromMs !== undefined || query.toMsExclusive !== undefined;
-    const middle = idle && bounded && this.threads.length >= 2 ? this.splitAt?.(query.hubId) : undefined;
-    if (middle !== undefined) {
+    const ids = idle && bounded && this.threads.length >= 2 ? this.contactIds?.(query.hubId) : undefined;
+    if (ids) {
+      const [low, high] = ids;
+      const kept = this.middles.get(query.hubId);
+      const middle = kept !== undefined && kept >= low && kept < high ? kept : Math.floor((low + high) / 2);
       const halves = [
         this.open(this.thread(0), query, { from: Number.MIN_SAFE_INTEGER, to: middle }),
         this.open(
@@ -138,11 +169,18 @@ export class AnswerThreads implements AnswerSource, FeedSource {
           SECOND_HALF_CHUNKS_AHEAD,
         ),
       ];
+      const bytes: [number, number] = [0, 0];
       try {
-        yield* joinHalves(halves.map((half) => half.chunks));
+        yield* joinHalves(
+          halves.map((half) => half.chunks),
+          bytes,
+        );
       } finally {
         for (const half of halves) half.cancel();
       }
+      // Where the next answer of this hub splits: moved so that its halves weigh the same.
+      if (this.middles.size >= MIDDLES_KEPT) this.middles.clear();
+      this.middles.set(query.hubId, balancedMiddle(low, high, middle, ...bytes));
       return;
     }
     const thread = this.leastBusy();

@@ -32,7 +32,7 @@ before(async () => {
         2,
         answersEncodedHere(store),
         store.changes,
-        (hubId) => store.contactIdMiddle(hubId),
+        (hubId) => store.contactIdRange(hubId),
       );
       return threads;
     },
@@ -107,6 +107,39 @@ test('twenty whole answers at once, and clients that leave mid-answer, leave not
   );
   await Promise.all(leaving);
   for (const body of await Promise.all(whole)) assert.ok(body.equals(expected));
+  for (let i = 0; i < 200 && threads.streaming > 0; i++)
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  assert.equal(threads.streaming, 0);
+});
+
+test('with both threads idle, a range is read in two halves at once; a client that leaves frees both', async () => {
+  const range = '&from=2024-02-02&to=2024-02-05';
+  const expected = await collectAnswer(
+    server.store.messages.stream({
+      hubId: '100',
+      fromMs: Date.parse('2024-02-02T00:00:00+09:00'),
+      toMsExclusive: Date.parse('2024-02-06T00:00:00+09:00'),
+    }),
+  );
+  assert.equal(threads.streaming, 0);
+  const whole = Buffer.from(await (await server.request(url(range))).arrayBuffer());
+  assert.ok(whole.equals(expected));
+  // A client that reads the first bytes and stops: both halves are open meanwhile, then both end.
+  await new Promise<void>((resolve, reject) => {
+    const request = http.get(`${server.url}${url(range)}`, (res) => {
+      res.once('data', async () => {
+        res.pause();
+        try {
+          assert.equal(threads.streaming, 2);
+        } catch (error) {
+          reject(error);
+        }
+        request.destroy();
+        resolve();
+      });
+    });
+    request.on('error', () => resolve());
+  });
   for (let i = 0; i < 200 && threads.streaming > 0; i++)
     await new Promise((resolve) => setTimeout(resolve, 10));
   assert.equal(threads.streaming, 0);

@@ -208,11 +208,11 @@ export class SqliteStore extends SqlStore {
   }
 
   /**
-   * The middle of a hub's contact ids (two index probes): the answer threads read an answer's two
-   * halves at once, split there. Undefined for a hub of fewer than two contacts, or when the
-   * connection is busy (the answer is then read whole).
+   * The lowest and highest of a hub's contact ids (two index probes): the answer threads read an
+   * answer's two halves at once, split between them. Undefined for a hub of fewer than two
+   * contacts, or when the connection is busy (the answer is then read whole).
    */
-  contactIdMiddle(hubId: string): number | undefined {
+  contactIdRange(hubId: string): [low: number, high: number] | undefined {
     try {
       // Two subqueries: SQLite reads a lone min() or max() off the index's end, not both at once.
       this.contactIds ??= this.readsDb
@@ -221,7 +221,7 @@ export class SqliteStore extends SqlStore {
         )
         .raw(true);
       const [low, high] = this.contactIds.get(hubId, hubId) ?? [null, null];
-      return low !== null && high !== null && high > low ? Math.floor((low + high) / 2) : undefined;
+      return low !== null && high !== null && high > low ? [low, high] : undefined;
     } catch {
       return undefined;
     }
