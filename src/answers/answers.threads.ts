@@ -104,6 +104,7 @@ export class AnswerThreads implements AnswerSource, FeedSource {
   private nextId = 1;
   /** Per hub, where its answers' halves split (balancedMiddle), for at most MIDDLES_KEPT hubs. */
   private readonly middles = new Map<string, number>();
+  private halvesRead = 0;
   private closed = false;
 
   constructor(
@@ -142,6 +143,11 @@ export class AnswerThreads implements AnswerSource, FeedSource {
     }
   }
 
+  /** How many answers were read in two halves at once, since the start. */
+  get answersInHalves(): number {
+    return this.halvesRead;
+  }
+
   /** How many answers the threads are streaming now (feed pages being read not counted). */
   get streaming(): number {
     return this.threads.reduce((n, thread) => n + (thread?.streams.size ?? 0), 0);
@@ -160,6 +166,7 @@ export class AnswerThreads implements AnswerSource, FeedSource {
       const [low, high] = ids;
       const kept = this.middles.get(query.hubId);
       const middle = kept !== undefined && kept >= low && kept < high ? kept : Math.floor((low + high) / 2);
+      this.halvesRead += 1;
       const halves = [
         this.open(this.thread(0), query, { from: Number.MIN_SAFE_INTEGER, to: middle }),
         this.open(
