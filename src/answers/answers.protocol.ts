@@ -37,7 +37,7 @@ export const CHUNKS_AHEAD = 4;
 
 /**
  * The second half of an answer read in two (answers.threads.ts) is made while the first is sent:
- * it may run this many chunks ahead (about 16 MiB), so that a month's halves are read at once; a
+ * it may run this many chunks ahead (8 MiB or more), so that a month's halves are read at once; a
  * longer answer's second half waits, bounded, for its turn.
  */
 export const SECOND_HALF_CHUNKS_AHEAD = 128;

@@ -2,15 +2,16 @@
  * The read API's answers on SQLite, read and encoded on worker threads (issue 20: both cores, and
  * writes that never wait behind reads). better-sqlite3 is synchronous: a whole day's answer read
  * and encoded on the event loop holds every other request, a webhook's included, for as long as it
- * takes. Here each thread keeps its own read connections and turns rows into the answer's JSON
- * bytes (the same serializer as everywhere else); the main thread only moves the bytes to the
+ * takes. Here each thread keeps its own read connections, where SQLite writes the answer's JSON
+ * (sqlite.answers.ts, byte for byte the serializer's); the main thread only moves the bytes to the
  * socket. A thread sends a few chunks ahead and then one per chunk the main thread takes, so a
  * slow client holds back its own answer and nothing else; a client that leaves cancels it.
  *
  * The change feed's pages are read and encoded there too, each a single message both ways (its
  * body transferred): a catch-up's server work leaves the event loop as an export's does.
  *
- * Answers are spread over the threads by how many each is streaming now; until one has loaded, they
+ * Answers are spread over the threads by how many each is streaming now, and a range asked while
+ * every thread is idle is read in two halves at once; until one has loaded, they
  * are made on the main thread, the same bytes (`meanwhile`). A thread that dies fails
  * the answers it was streaming (their clients see a cut answer, as with any failure mid-stream)
  * and is started again for the next one.
@@ -18,7 +19,7 @@
 import type { Worker } from 'node:worker_threads';
 import type { FeedSource } from '../modules/changes/changes.usecases.js';
 import type { AnswerSource, MessagesRange } from '../modules/messages/messages.usecases.js';
-import type { ContactIds } from '../store/sqlite/sqlite.answers.js';
+import { type ContactIds, joinAnswer } from '../store/sqlite/sqlite.answers.js';
 import { deserializeError, startThread } from '../store/sqlite/sqlite.thread.js';
 import type { FeedJsonPage } from '../store/store.js';
 import {
@@ -48,29 +49,6 @@ interface Thread {
   /** Its code loaded and its first connection open: until then, answers are made here. */
   ready: boolean;
 }
-
-/**
- * Two halves of one answer (bare pieces of JSON, each contact's starting with `]},`) as the answer:
- * `[`, the first piece with its `]},` cut off, the rest, `]}]` (or `[]` when there was none).
- * Counts each half's bytes into `bytes`.
- */
-async function* joinHalves(halves: AsyncIterable<Buffer>[], bytes: number[]): AsyncGenerator<Buffer> {
-  let first = true;
-  for (const [i, half] of halves.entries()) {
-    for await (const chunk of half) {
-      bytes[i] = (bytes[i] ?? 0) + chunk.length;
-      if (first) {
-        first = false;
-        yield OPEN_BRACKET;
-        yield chunk.subarray(3);
-      } else yield chunk;
-    }
-  }
-  yield first ? EMPTY_ANSWER : CLOSE_ANSWER;
-}
-const OPEN_BRACKET = Buffer.from('[');
-const EMPTY_ANSWER = Buffer.from('[]');
-const CLOSE_ANSWER = Buffer.from(']}]');
 
 const MIDDLES_KEPT = 10_000;
 
@@ -178,7 +156,7 @@ export class AnswerThreads implements AnswerSource, FeedSource {
       ];
       const bytes: [number, number] = [0, 0];
       try {
-        yield* joinHalves(
+        yield* joinAnswer(
           halves.map((half) => half.chunks),
           bytes,
         );

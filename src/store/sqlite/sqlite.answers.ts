@@ -67,9 +67,9 @@ const messageJson = (
   || ',"createdAt":' || ${SQLITE_JSON.time('m.created_at')} || '}'`;
 
 /**
- * A short range's answer as one piece of JSON joined by SQLite: for each contact `]},` (the first
- * one's is cut off), its opening and its messages; contacts from @lo to @hi (ids). No JavaScript value per row: this is most of
- * what makes a day fast. A short range is at most SORT_IN_MEMORY_MAX_ROWS rows, which SQLite's
+ * A short range's answer as one piece of JSON joined by SQLite: for each contact from @lo to @hi
+ * (ids) `]},` (the first one's is cut off), its opening and its messages. No JavaScript value per
+ * row: this is most of what makes a day fast. A short range is at most SORT_IN_MEMORY_MAX_ROWS rows, which SQLite's
  * sort holds anyway. The groups come in the sorted subquery's order (SQLite reads it as a
  * co-routine, in order; the tests compare every answer with the serializer's). A message's contact
  * is looked up only when it has no sender of its own (COALESCE stops at the first value).
@@ -155,15 +155,22 @@ export function openReader(file: string, busyWaitMs: number): Db {
   return db;
 }
 
-/** The pieces of an answer, with the brackets: `[`, the pieces with the first `]},` cut off, `]}]`. */
-function* answerPieces(pieces: Iterable<Buffer>): Generator<Buffer> {
+/**
+ * An answer from its parts (bare pieces of JSON, each contact's starting with `]},`: json() with a
+ * `part`, in order): `[`, the first piece with its `]},` cut off, the rest, `]}]` (or `[]` when
+ * there was none). `bytes`, when given, counts each part's bytes.
+ */
+export async function* joinAnswer(parts: AsyncIterable<Buffer>[], bytes?: number[]): AsyncGenerator<Buffer> {
   let first = true;
-  for (const piece of pieces) {
-    if (first) {
-      yield OPEN_BRACKET;
-      yield piece.subarray(3);
-      first = false;
-    } else yield piece;
+  for (const [i, part] of parts.entries()) {
+    for await (const chunk of part) {
+      if (bytes) bytes[i] = (bytes[i] ?? 0) + chunk.length;
+      if (first) {
+        first = false;
+        yield OPEN_BRACKET;
+        yield chunk.subarray(3);
+      } else yield chunk;
+    }
   }
   yield first ? EMPTY_ANSWER : CLOSE_ANSWER;
 }
@@ -284,8 +291,10 @@ export class SqliteAnswerReaders {
         cap: this.piece.cap,
       };
       reader.db.exec('BEGIN');
-      const pieces = this.isShort(reader, query) ? byTime(reader, start) : byContact(reader, start);
-      yield* this.chunked(part ? pieces : answerPieces(pieces));
+      const pieces = this.chunked(
+        this.isShort(reader, query) ? byTime(reader, start) : byContact(reader, start),
+      );
+      yield* part ? pieces : joinAnswer([pieces]);
     } finally {
       reader.cursor?.return?.();
       reader.cursor = undefined;
