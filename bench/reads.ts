@@ -1,13 +1,15 @@
 /**
  * `npm run bench -- reads` (issue 20, goal 2): uncached answers on one connection against the raw
- * scan of the same rows, on the suite's SQLite dataset. The server (answer cache off), the raw scan
- * (bench/reads-scan.ts: the answer's own statement, mmap on, rows counted) and the client each run
- * in their own process. For one day, one month and the whole large hub: messages/s of chatlog (one
- * connection, answers back to back) and rows/s of the scan, their ratio (goal ≥ 0.9), each round.
+ * scan of the same rows, on the suite's dataset. The server (answer cache off), the raw scan and the
+ * client each run in their own process. For one day, one month and the whole large hub: messages/s
+ * of chatlog (one connection, answers back to back) and rows/s of the scan, their ratio (goal ≥ 0.9
+ * on SQLite, ≥ 0.8 on PostgreSQL), each round. The raw scan is the answer's own statement, rows
+ * counted: on SQLite with mmap on (bench/reads-scan.ts), on PostgreSQL through node-postgres'
+ * cursor as the store read them before it let PostgreSQL write the JSON (bench/reads-scan-postgres.ts).
  *
  * The server runs as a user starts it (`--workers`: an answer thread per core), unless told.
  *
- *   node --import tsx bench/reads.ts [--rounds 3] [--root DIR] [--workers N]
+ *   node --import tsx bench/reads.ts [--store sqlite|postgres] [--rounds 3] [--root DIR] [--workers N]
  */
 import fs from 'node:fs';
 import http from 'node:http';
@@ -16,17 +18,21 @@ import { readArgs } from './args.js';
 import { LARGE_HUB, START_MS } from './dataset.js';
 import { ROOT, runJson, startChatlog, stop, stopAll } from './processes.js';
 
-const args = readArgs('node --import tsx bench/reads.ts [--rounds 3] [--root DIR] [--workers N]', {
-  values: ['rounds', 'root', 'workers'],
-});
+const args = readArgs(
+  'node --import tsx bench/reads.ts [--store sqlite|postgres] [--rounds 3] [--root DIR] [--workers N]',
+  { values: ['store', 'rounds', 'root', 'workers'] },
+);
+const store = args.choice('store', ['sqlite', 'postgres'], 'sqlite');
 const workers =
   args.string('workers') === undefined ? null : args.number('workers', 1, { min: 1, whole: true });
 const rounds = args.number('rounds', 3, { min: 1, whole: true });
 const root = path.resolve(args.string('root') ?? ROOT);
 const DATA = path.join(ROOT, 'bench', '.data');
-const manifestFile = path.join(DATA, 'sqlite.json');
+const PG_URL = process.env.CHATLOG_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const PG_SCHEMA = 'chatlog_bench';
+const manifestFile = path.join(DATA, `${store}.json`);
 if (!fs.existsSync(manifestFile)) {
-  throw new Error('no SQLite dataset: run `npm run bench -- --generate --store sqlite` first');
+  throw new Error(`no ${store} dataset: run \`npm run bench -- --generate --store ${store}\` first`);
 }
 const { key } = JSON.parse(fs.readFileSync(manifestFile, 'utf8')) as { key: string };
 const dayStart = (offset: number) => START_MS + offset * 86_400_000;
@@ -75,9 +81,10 @@ const server = await startChatlog(
   {
     CHATLOG_SECRET: 'chatlog-bench-suite-secret-0123456789abcdef',
     LOG_LEVEL: 'warn',
-    CHATLOG_DATA_DIR: path.join(DATA, 'sqlite'),
-    DATABASE_URL: undefined,
     CHATLOG_ANSWER_CACHE_MB: '0',
+    ...(store === 'sqlite'
+      ? { CHATLOG_DATA_DIR: path.join(DATA, 'sqlite'), DATABASE_URL: undefined }
+      : { DATABASE_URL: PG_URL, CHATLOG_PG_SCHEMA: PG_SCHEMA }),
   },
   { root, workers },
 );
@@ -86,12 +93,13 @@ try {
   // Let the answer threads load (they start half a second after listening).
   await new Promise((resolve) => setTimeout(resolve, 1_500));
   for (let round = 1; round <= rounds; round++) {
-    const scan = await runJson<Record<string, { rows: number; rowsPerSecond: number }>>('reads-scan.ts', [
-      path.join(DATA, 'sqlite', 'chatlog.db'),
-      LARGE_HUB,
-      '1',
-      ...RANGES.map((r) => `${r.name}=${r.from}:${r.to}`),
-    ]);
+    const ranges = RANGES.map((r) => `${r.name}=${r.from}:${r.to}`);
+    const scan = await runJson<Record<string, { rows: number; rowsPerSecond: number }>>(
+      store === 'sqlite' ? 'reads-scan.ts' : 'reads-scan-postgres.ts',
+      store === 'sqlite'
+        ? [path.join(DATA, 'sqlite', 'chatlog.db'), LARGE_HUB, '1', ...ranges]
+        : [PG_URL, PG_SCHEMA, LARGE_HUB, '1', ...ranges],
+    );
     for (const range of RANGES) {
       const raw = scan[range.name];
       if (!raw) throw new Error(`the scan did not measure ${range.name}`);
@@ -107,8 +115,12 @@ try {
   await stopAll();
 }
 console.log(
-  `\nuncached answers on one connection against the raw scan (build of ${root}, --workers ${workers ?? 'default'})\n`,
+  `\nuncached answers on one connection against the raw scan (${store}, build of ${root}, --workers ${workers ?? 'default'})\n`,
 );
-console.log('| round | range | chatlog messages/s | raw scan rows/s (mmap) | ratio (goal ≥ 0.9) |');
+console.log(
+  store === 'sqlite'
+    ? '| round | range | chatlog messages/s | raw scan rows/s (mmap) | ratio (goal ≥ 0.9) |'
+    : '| round | range | chatlog messages/s | raw scan rows/s (cursor) | ratio (goal ≥ 0.8) |',
+);
 console.log('|---|---|---|---|---|');
 for (const line of lines) console.log(line);

@@ -533,6 +533,12 @@ export interface Store {
     /** The hub's messages in answer order (contacts first-seen, messages oldest first), in batches. */
     stream(query: MessageQuery): AsyncIterable<MessageRow[]>;
     /**
+     * The same answer as the read API's JSON, written by the database: byte for byte what
+     * modules/messages/messages.serializer.ts makes of `stream`'s rows, in chunks. Absent where the
+     * engine does not write it (SQLite's answers come from the answer threads, src/answers/).
+     */
+    json?(query: MessageQuery): AsyncIterable<Buffer>;
+    /**
      * Stores every message of every batch in one transaction, or none of them when the
      * iterable throws. Messages whose sourceId the hub already has are skipped.
      */

@@ -56,6 +56,9 @@ export interface AnswerSource {
 }
 
 export function answersEncodedHere(store: Store): AnswerSource {
+  const written = store.messages.json;
+  // PostgreSQL writes the JSON itself (Store's messages.json): the same bytes, cheaper here.
+  if (written) return { json: (range) => written(range) };
   return { json: (range) => serializeMessages(messageRows(store, range)) };
 }
 

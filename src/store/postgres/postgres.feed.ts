@@ -13,8 +13,7 @@ import type pg from 'pg';
 import { FEED_SQL, feedParams } from '../sql/changes.js';
 import type { FeedJsonPage } from '../store.js';
 import { copyOut, eachPiece } from './postgres.copy-out.js';
-
-const COPY_SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
+import { COPY_SIGNATURE, JsonBytes } from './postgres.json-bytes.js';
 
 /** FEED_SQL's columns, in its order. */
 const Column = {
@@ -87,7 +86,7 @@ function pageOf(data: Buffer, limit: number): FeedJsonPage {
   }
   let at = COPY_SIGNATURE.length + 8 + data.readUInt32BE(COPY_SIGNATURE.length + 4);
   // The JSON's keys and times add about 250 bytes a change to the values' own.
-  const out = new JsonBytes(data, data.length + (limit + 1) * 256);
+  const out = new JsonBytes(data.length + (limit + 1) * 256);
   // Where each column's value is in `data`, and its length (-1: NULL): no Buffer per value.
   const starts = new Int32Array(COLUMNS);
   const lengths = new Int32Array(COLUMNS);
@@ -131,7 +130,7 @@ function writeChange(
 ): void {
   const start = (c: number) => starts[c] as number;
   const length = (c: number) => lengths[c] as number;
-  const text = (c: number) => out.quoted(start(c), length(c));
+  const text = (c: number) => out.quoted(data, start(c), length(c));
   // What formatTimestamp writes for the instants chatlog stores (years 0 to 9999).
   const time = (c: number) => new Date(integer(data, start(c), length(c))).toISOString();
   const type =
@@ -159,7 +158,7 @@ function writeChange(
       // `line` was stored as JSON.stringify made it: valid JSON, embedded as it is.
       if (length(Column.Line) !== -1) {
         out.ascii(',"line":');
-        out.raw(start(Column.Line), length(Column.Line));
+        out.raw(data, start(Column.Line), length(Column.Line));
       }
       break;
     case 'message.deleted':
@@ -203,87 +202,4 @@ function integer(data: Buffer, start: number, length: number): number {
 
 function malformed(): Error {
   return new Error('a page of the change feed: malformed COPY data');
-}
-
-/** The two characters JSON.stringify writes for these control characters. */
-const SHORT_ESCAPES: Record<number, number> = { 8: 0x62, 9: 0x74, 10: 0x6e, 12: 0x66, 13: 0x72 };
-const HEX = Buffer.from('0123456789abcdef', 'latin1');
-
-/**
- * The page's bytes, appended into one growing buffer: ASCII text, and values of `data` as they are
- * or as JSON strings. Short ASCII is copied a character at a time: a native call per key cost more.
- */
-class JsonBytes {
-  private buffer: Buffer;
-  private used = 0;
-
-  constructor(
-    private readonly data: Buffer,
-    expected: number,
-  ) {
-    this.buffer = Buffer.allocUnsafe(expected);
-  }
-
-  byte(value: number): void {
-    this.room(1);
-    this.buffer[this.used++] = value;
-  }
-
-  ascii(text: string): void {
-    this.room(text.length);
-    const out = this.buffer;
-    let at = this.used;
-    for (let i = 0; i < text.length; i++) out[at++] = text.charCodeAt(i);
-    this.used = at;
-  }
-
-  raw(start: number, length: number): void {
-    this.room(length);
-    this.used += this.data.copy(this.buffer, this.used, start, start + length);
-  }
-
-  /**
-   * A text value's UTF-8 bytes as a JSON string, escaped as JSON.stringify escapes it: `"`, `\` and
-   * control characters; everything else, UTF-8 of any script included, as it is. NULL is "".
-   */
-  quoted(start: number, length: number): void {
-    const end = start + Math.max(0, length);
-    // At most six bytes per byte (\u00XX), and the quotes.
-    this.room((end - start) * 6 + 2);
-    const data = this.data;
-    const out = this.buffer;
-    let at = this.used;
-    out[at++] = 0x22;
-    let from = start;
-    for (let i = start; i < end; i++) {
-      const byte = data[i] as number;
-      if (byte >= 0x20 && byte !== 0x22 && byte !== 0x5c) continue;
-      at += data.copy(out, at, from, i);
-      from = i + 1;
-      out[at++] = 0x5c;
-      const short = byte === 0x22 || byte === 0x5c ? byte : SHORT_ESCAPES[byte];
-      if (short !== undefined) out[at++] = short;
-      else {
-        out[at++] = 0x75;
-        out[at++] = 0x30;
-        out[at++] = 0x30;
-        out[at++] = HEX[byte >> 4] as number;
-        out[at++] = HEX[byte & 15] as number;
-      }
-    }
-    at += data.copy(out, at, from, end);
-    out[at++] = 0x22;
-    this.used = at;
-  }
-
-  bytes(): Buffer {
-    return this.buffer.subarray(0, this.used);
-  }
-
-  private room(bytes: number): void {
-    if (this.used + bytes <= this.buffer.length) return;
-    const grown = Buffer.allocUnsafe(Math.max(this.used + bytes, this.buffer.length * 2));
-    this.buffer.copy(grown, 0, 0, this.used);
-    this.buffer = grown;
-  }
 }

@@ -118,6 +118,8 @@ export abstract class SqlStore implements Store {
   /** Where this node hears of the changes committed on every node (long polls, webhook dispatch). */
   protected abstract readonly wakeups: Wakeups;
   protected abstract streamMessages(query: MessageQuery): AsyncIterable<MessageRow[]>;
+  /** The read API's answer written by the database (Store's messages.json), where the engine does. */
+  protected answerJson?(query: MessageQuery): AsyncIterable<Buffer>;
   /** Call inside `writeChanges` (the hub is locked; number the messages with `clock`). */
   protected abstract importMessages(
     tx: Transaction,
@@ -236,6 +238,9 @@ export abstract class SqlStore implements Store {
     versions: (hubId) => answerVersions(this.answerReads, hubId),
     latestAt: (hubId) => latestMessageAt(this.answerReads, hubId),
     stream: (query) => this.streamMessages(query),
+    ...(this.answerJson && {
+      json: (query: MessageQuery) => this.answerJson?.(query) as AsyncIterable<Buffer>,
+    }),
     importAll: (hubId, batches, now) =>
       this.writeChanges([hubId], (tx, clock) => this.importMessages(tx, clock, hubId, batches, now), {
         readsCallersBatches: true,
