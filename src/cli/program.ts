@@ -20,8 +20,7 @@ import { packageRoot } from '../lib/package-root.js';
 import { requireHubId } from '../modules/hubs/hubs.usecases.js';
 import { KEY_PREFIX, maskedKey } from '../modules/keys/keys.format.js';
 import { KEY_SCOPES, type KeySummary, summarizeKey } from '../modules/keys/keys.usecases.js';
-import { serializeMessages } from '../modules/messages/messages.serializer.js';
-import { exportDays, exportRange, messageRows } from '../modules/messages/messages.usecases.js';
+import { answersEncodedHere, exportDays, exportRange } from '../modules/messages/messages.usecases.js';
 import type { KeyScope } from '../store/store.js';
 import { registerAuditCommands } from './audit.js';
 import { registerContactCommands } from './contact.js';
@@ -372,7 +371,8 @@ export function buildProgram(): Command {
       await withRuntime(globals(), async ({ hubs, store }) => {
         const range = await exportRange(hubs, { hubId, ...days, tz: options.tz });
         try {
-          await pipeline(Readable.from(serializeMessages(messageRows(store, range))), process.stdout);
+          // The read API's own source: on PostgreSQL the JSON written from a COPY's bytes.
+          await pipeline(Readable.from(answersEncodedHere(store).json(range)), process.stdout);
         } catch (error) {
           // The reader went away (`chatlog export ... | head`): nothing more to write, not an error.
           if ((error as NodeJS.ErrnoException).code !== 'EPIPE') throw error;
