@@ -200,3 +200,41 @@ test('a contact of thousands of messages comes whole, in order, in chunks, by ei
     }
   }
 });
+
+test('answers left after their first chunk give their connection back: the next answers still come whole', async () => {
+  const hubId = '710998';
+  await t.hubs.add(hubId, {});
+  const messages: ImportMessage[] = Array.from({ length: 3_000 }, (_, i) => ({
+    lineId: `U${i % 3}`,
+    vid: '',
+    name: 'n',
+    sender: null,
+    msg: `${i} ${'予'.repeat(100)}`,
+    contentType: 'text',
+    createdAt: 1_700_000_000_000 + i,
+    sourceId: `l${i}`,
+  }));
+  await storeMessages(t.store, hubId, messages);
+  const query: MessageQuery = { hubId, fromMs: undefined, toMsExclusive: undefined };
+  const expected = await collectAnswer(t.store.messages.stream(query));
+  const source = t.store instanceof SqliteStore ? new SqliteAnswerReaders(t.store.file) : undefined;
+  const answer = (): AsyncIterable<Buffer> => {
+    if (source) return source.json(query);
+    assert.ok(t.store.messages.json);
+    return t.store.messages.json(query);
+  };
+  try {
+    // More than any pool holds (PostgreSQL's stream pool 10, SQLite's readers 16).
+    for (let i = 0; i < 40; i++) {
+      for await (const chunk of answer()) {
+        assert.ok(chunk.length > 0);
+        break;
+      }
+    }
+    const parts: Buffer[] = [];
+    for await (const chunk of answer()) parts.push(chunk);
+    assert.ok(Buffer.concat(parts).equals(expected));
+  } finally {
+    source?.close();
+  }
+});

@@ -402,8 +402,7 @@ export class PostgresStore extends SqlStore {
 
   /**
    * `read` on a connection of the streaming pool (the read replica's, when there is one). The
-   * connection is dropped, not reused, when `read` failed or was left midway (a client that went
-   * away): a cursor or COPY cut off leaves it in a state not worth a round trip to learn.
+   * connection is dropped, not reused, when `read` failed or called `drop`.
    */
   private async *onStreamConnection<T>(
     read: (client: pg.PoolClient, drop: (error: Error) => void) => AsyncGenerator<T>,
@@ -415,16 +414,14 @@ export class PostgresStore extends SqlStore {
       broken ??= error;
     };
     client.on('error', onLost);
-    let completed = false;
     try {
       yield* read(client, onLost);
-      completed = true;
     } catch (error) {
       broken ??= error as Error;
       throw error;
     } finally {
       client.removeListener('error', onLost);
-      client.release(completed ? broken : (broken ?? new Error('an answer left midway')));
+      client.release(broken);
     }
   }
 
@@ -454,9 +451,17 @@ export class PostgresStore extends SqlStore {
 
   protected override answerJson(query: MessageQuery): AsyncGenerator<Buffer> {
     return this.onStreamConnection(
-      async function* (this: PostgresStore, client: pg.PoolClient) {
+      async function* (this: PostgresStore, client: pg.PoolClient, drop: (error: Error) => void) {
         const short = await this.isShortRange(client, query);
-        yield* answerJson(client, short ? STREAM_BY_TIME_SQL : STREAM_SQL, query);
+        let whole = false;
+        try {
+          yield* answerJson(client, short ? STREAM_BY_TIME_SQL : STREAM_SQL, query);
+          whole = true;
+        } finally {
+          // A client that went away mid-answer: a COPY cut off leaves the connection in a state not
+          // worth a round trip to learn (a cursor is closed cleanly instead).
+          if (!whole) drop(new Error('an answer was left midway'));
+        }
       }.bind(this),
     );
   }
