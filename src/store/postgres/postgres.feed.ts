@@ -131,13 +131,18 @@ function writeChange(
   const start = (c: number) => starts[c] as number;
   const length = (c: number) => lengths[c] as number;
   const text = (c: number) => out.quoted(data, start(c), length(c));
-  // What formatTimestamp writes for the instants chatlog stores (years 0 to 9999).
-  const time = (c: number) => new Date(integer(data, start(c), length(c))).toISOString();
+  // A JSON string of what formatTimestamp writes for the instants chatlog stores.
+  const time = (c: number) => {
+    out.byte(0x22);
+    out.time(integer(data, start(c), length(c)));
+    out.byte(0x22);
+  };
   const type =
     length(Column.Type) > 0
       ? data.toString('latin1', start(Column.Type), start(Column.Type) + length(Column.Type))
       : '';
-  out.ascii(`{"seq":"${seq}","type":"${type}","at":"${time(Column.At)}"`);
+  out.ascii(`{"seq":"${seq}","type":"${type}","at":`);
+  time(Column.At);
   switch (type) {
     case 'message.created':
       out.ascii(',"id":');
@@ -154,7 +159,9 @@ function writeChange(
       text(Column.Msg);
       out.ascii(',"contentType":');
       text(Column.ContentType);
-      out.ascii(`,"createdAt":"${time(Column.CreatedAt)}"}`);
+      out.ascii(',"createdAt":');
+      time(Column.CreatedAt);
+      out.byte(0x7d);
       // `line` was stored as JSON.stringify made it: valid JSON, embedded as it is.
       if (length(Column.Line) !== -1) {
         out.ascii(',"line":');
@@ -183,7 +190,8 @@ function writeChange(
       text(Column.LineId);
       break;
     case 'retention.applied':
-      out.ascii(`,"before":"${time(Column.CreatedAt)}"`);
+      out.ascii(',"before":');
+      time(Column.CreatedAt);
       break;
     default:
       // FEED_SQL serves only the types this version knows.
