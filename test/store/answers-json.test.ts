@@ -10,13 +10,13 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import fc from 'fast-check';
-import { MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS } from '../../src/lib/calendar.js';
 import { collectAnswer } from '../../src/modules/messages/messages.serializer.js';
 import { PostgresStore } from '../../src/store/postgres/postgres.store.js';
 import { SqliteAnswerReaders } from '../../src/store/sqlite/sqlite.answers.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite.store.js';
 import type { ImportMessage, MessageQuery } from '../../src/store/store.js';
 import { createTestStore, storeMessages, type TestStore } from '../helpers.js';
+import { hubRange, hubRows, storeHub, storeLongContact } from './answer-fixtures.js';
 
 let t: TestStore;
 before(async () => {
@@ -60,107 +60,19 @@ async function written(query: MessageQuery, plan: Plan): Promise<Buffer> {
   return Buffer.concat(parts);
 }
 
-const char = fc.oneof(
-  fc.constantFrom(
-    '"',
-    '\\',
-    '\u0001',
-    '\u001f',
-    '\u007f',
-    '\u2028',
-    '\u2029',
-    '\ufeff',
-    '\uffff',
-    '😀',
-    '\ud800',
-    '\udc00',
-    '\n',
-    '\r',
-    '\t',
-    '\b',
-    '\f',
-    'é',
-    '予',
-    '/',
-    ',',
-    '\u0002',
-  ),
-  // PostgreSQL's text holds no NUL (chatlog refuses it before it reaches a store).
-  fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }).filter((c) => c !== '\u0000'),
-);
-const hostileText = fc.oneof(
-  fc.string({ unit: char, maxLength: 10 }),
-  fc.constantFrom('', 'User', '[Image]\nID: 1'),
-);
-const instant = fc.oneof(
-  fc.integer({ min: MIN_TIMESTAMP_MS, max: MAX_TIMESTAMP_MS }),
-  fc.integer({ min: -5_000, max: 5_000 }),
-  fc.constantFrom(
-    MIN_TIMESTAMP_MS,
-    MAX_TIMESTAMP_MS,
-    -62_135_596_800_001,
-    -62_135_596_800_000,
-    -1,
-    0,
-    999,
-    -999,
-    -1000,
-    -1001,
-  ),
-);
-
 let hubNumber = 710_000;
 
 test("the database's answer JSON is the serializer's, byte for byte, whatever the text, times, range and plan", async () => {
   await fc.assert(
     fc.asyncProperty(
-      fc.array(
-        fc.record({
-          contact: fc.integer({ min: 0, max: 4 }),
-          vid: hostileText,
-          name: hostileText,
-          sender: fc.option(hostileText),
-          msg: hostileText,
-          contentType: fc.constantFrom('text', 'image', 'sticker', 'x"y'),
-          createdAt: instant,
-        }),
-        { maxLength: 25 },
-      ),
-      // A range between two instants, or between two of the messages' times (so that it holds some).
-      fc.option(
-        fc.oneof(
-          fc.tuple(instant, instant),
-          fc.tuple(fc.nat(), fc.nat()).map(([a, b]) => ({ a, b })),
-        ),
-      ),
+      hubRows({ nul: false, maxLength: 25 }),
+      hubRange,
       fc.record({
         shortRangeMaxRows: fc.constantFrom(-1, 1_000_000),
         pieceMessages: fc.integer({ min: 1, max: 4 }),
       }),
       async (rows, range, plan) => {
-        const hubId = String(hubNumber++);
-        await t.hubs.add(hubId, {});
-        const messages: ImportMessage[] = rows.map((row, i) => ({
-          lineId: `U${row.contact}`,
-          vid: row.vid,
-          name: row.name,
-          sender: row.sender,
-          msg: row.msg,
-          contentType: row.contentType,
-          createdAt: row.createdAt,
-          sourceId: `s${i}`,
-        }));
-        if (messages.length > 0) await storeMessages(t.store, hubId, messages);
-        const times =
-          range && !Array.isArray(range)
-            ? [
-                rows[range.a % Math.max(1, rows.length)]?.createdAt ?? 0,
-                rows[range.b % Math.max(1, rows.length)]?.createdAt ?? 0,
-              ]
-            : range;
-        const query: MessageQuery = times
-          ? { hubId, fromMs: Math.min(...times), toMsExclusive: Math.max(...times) + 1 }
-          : { hubId, fromMs: undefined, toMsExclusive: undefined };
+        const query = await storeHub(t, String(hubNumber++), rows, range);
         const expected = await collectAnswer(t.store.messages.stream(query));
         const actual = await written(query, plan);
         assert.equal(actual.toString('utf8'), expected.toString('utf8'));
@@ -172,26 +84,9 @@ test("the database's answer JSON is the serializer's, byte for byte, whatever th
 });
 
 test('a contact of thousands of messages comes whole, in order, in chunks, by either plan', async () => {
-  const hubId = '710999';
-  await t.hubs.add(hubId, {});
   const long = 'x予"\\'.repeat(40);
   // One contact of 2,500 messages: three pieces of SQLite's 1,024; COPY's rows cut by its reads.
-  const messages: ImportMessage[] = Array.from({ length: 4_000 }, (_, i) => ({
-    lineId: i < 2_500 ? 'Ubig' : `U${i % 7}`,
-    vid: '',
-    name: i % 3 === 0 ? '' : `n${i % 5}`,
-    sender: null,
-    msg: `${i} ${long}`,
-    contentType: 'text',
-    createdAt: 1_700_000_000_000 + (i % 2_000),
-    sourceId: `c${i}`,
-  }));
-  await storeMessages(t.store, hubId, messages);
-  for (const query of [
-    { hubId, fromMs: undefined, toMsExclusive: undefined },
-    { hubId, fromMs: 1_700_000_000_000, toMsExclusive: 1_700_000_000_000 + 1_024 },
-    { hubId, fromMs: 1_700_000_000_000, toMsExclusive: 1_700_000_000_000 + 300 },
-  ]) {
+  for (const query of await storeLongContact(t, '710999', long)) {
     const expected = await collectAnswer(t.store.messages.stream(query));
     assert.ok(expected.length > 128 * 1024);
     for (const shortRangeMaxRows of [20_000, -1]) {

@@ -1,4 +1,4 @@
-// sqlite-only: the answer threads' JSON is SQLite's own (json_quote, strftime); PostgreSQL's answers are encoded by the serializer it is compared with
+// sqlite-only: the answer threads' readers (SqliteAnswerReaders: halves, pieces, compressed answers); PostgreSQL's own answer JSON is tested in answers-json.test.ts
 /**
  * The read API's JSON as SQLite writes it for the answer threads (store/sqlite/sqlite.answers.ts)
  * must be byte for byte what the serializer writes from the same rows: random hubs of hostile text
@@ -11,44 +11,13 @@ import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS } from '../../src/lib/calendar.js';
 import { compressorInput, createCompressor } from '../../src/lib/http.js';
 import { collectAnswer, serializeMessages } from '../../src/modules/messages/messages.serializer.js';
 import { type ContactIds, SqliteAnswerReaders } from '../../src/store/sqlite/sqlite.answers.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite.store.js';
-import type { ImportMessage, MessageQuery } from '../../src/store/store.js';
-import { createTestStore, storeMessages } from '../helpers.js';
-
-const hostileText = fc.oneof(
-  fc.string({ unit: 'binary', maxLength: 12 }),
-  fc.string({
-    unit: fc.constantFrom(
-      '"',
-      '\\',
-      '\u0000',
-      '\u001f',
-      '\u007f',
-      '\u2028',
-      '\u2029',
-      '\ufeff',
-      '\uffff',
-      '😀',
-      '\ud800',
-      '\udc00',
-      '\n',
-      '\t',
-      'é',
-      '予',
-    ),
-    maxLength: 8,
-  }),
-  fc.constantFrom('', 'User', '[Image]\nID: 1'),
-);
-const instant = fc.oneof(
-  fc.integer({ min: MIN_TIMESTAMP_MS, max: MAX_TIMESTAMP_MS }),
-  fc.integer({ min: -5_000, max: 5_000 }),
-  fc.constantFrom(MIN_TIMESTAMP_MS, MAX_TIMESTAMP_MS, -1, 0, 999, -999, -1000, -1001),
-);
+import type { MessageQuery } from '../../src/store/store.js';
+import { createTestStore } from '../helpers.js';
+import { hubRange, hubRows, storeHub, storeLongContact } from './answer-fixtures.js';
 
 async function chunks(source: AsyncIterable<Buffer>): Promise<number[]> {
   const sizes: number[] = [];
@@ -70,51 +39,13 @@ test('SQLite writes the read API JSON byte for byte as the serializer does', asy
     let hubNumber = 700_000;
     await fc.assert(
       fc.asyncProperty(
-        fc.array(
-          fc.record({
-            contact: fc.integer({ min: 0, max: 4 }),
-            vid: hostileText,
-            name: hostileText,
-            sender: fc.option(hostileText),
-            msg: hostileText,
-            contentType: fc.constantFrom('text', 'image', 'sticker', 'x"y'),
-            createdAt: instant,
-          }),
-          { maxLength: 30 },
-        ),
-        // A range between two instants, or between two of the messages' times (so that it holds some).
-        fc.option(
-          fc.oneof(
-            fc.tuple(instant, instant),
-            fc.tuple(fc.nat(), fc.nat()).map(([a, b]) => ({ a, b })),
-          ),
-        ),
+        // NUL too: SQLite holds it.
+        hubRows({ nul: true, maxLength: 30 }),
+        hubRange,
         fc.record({ cap: fc.integer({ min: 1, max: 4 }), bytes: fc.constantFrom(1, 100, 64 * 1024) }),
         fc.nat(),
         async (rows, range, piece, split) => {
-          const hubId = String(hubNumber++);
-          await t.hubs.add(hubId, {});
-          const messages: ImportMessage[] = rows.map((row, i) => ({
-            lineId: `U${row.contact}`,
-            vid: row.vid,
-            name: row.name,
-            sender: row.sender,
-            msg: row.msg,
-            contentType: row.contentType,
-            createdAt: row.createdAt,
-            sourceId: `s${i}`,
-          }));
-          if (messages.length > 0) await storeMessages(t.store, hubId, messages);
-          const times =
-            range && !Array.isArray(range)
-              ? [
-                  rows[range.a % Math.max(1, rows.length)]?.createdAt ?? 0,
-                  rows[range.b % Math.max(1, rows.length)]?.createdAt ?? 0,
-                ]
-              : range;
-          const query: MessageQuery = times
-            ? { hubId, fromMs: Math.min(...times), toMsExclusive: Math.max(...times) + 1 }
-            : { hubId, fromMs: undefined, toMsExclusive: undefined };
+          const query = await storeHub(t, String(hubNumber++), rows, range);
           // By time and sorted (a short range), and contact by contact (the whole hub's way).
           for (const shortRangeMaxRows of [1_000_000, -1]) {
             const readers = new SqliteAnswerReaders(file, { shortRangeMaxRows, piece });
@@ -174,28 +105,13 @@ test("compressed, its answers are the serializer's bytes too; a contact of many 
   const t = await createTestStore();
   try {
     assert.ok(t.store instanceof SqliteStore);
-    await t.hubs.add('700999', {});
     const long = 'x予'.repeat(150);
     // One contact of 2,500 messages: more than one piece of a long range (1,024 messages).
-    const messages: ImportMessage[] = Array.from({ length: 4_000 }, (_, i) => ({
-      lineId: i < 2_500 ? 'Ubig' : `U${i % 7}`,
-      vid: '',
-      name: i % 3 === 0 ? '' : `n${i % 5}`,
-      sender: null,
-      msg: `${i} ${long}`,
-      contentType: 'text',
-      createdAt: 1_700_000_000_000 + (i % 2_000),
-      sourceId: `c${i}`,
-    }));
-    await storeMessages(t.store, '700999', messages);
+    const queries = await storeLongContact(t, '700999', long);
     for (const shortRangeMaxRows of [20_000, -1]) {
       const readers = new SqliteAnswerReaders(t.store.file, { shortRangeMaxRows });
       try {
-        for (const query of [
-          { hubId: '700999', fromMs: undefined, toMsExclusive: undefined },
-          { hubId: '700999', fromMs: 1_700_000_000_000, toMsExclusive: 1_700_000_000_000 + 1_024 },
-          { hubId: '700999', fromMs: 1_700_000_000_000, toMsExclusive: 1_700_000_000_000 + 300 },
-        ]) {
+        for (const query of queries) {
           const sizes = await chunks(readers.json(query));
           assert.ok(sizes.length > 1);
           // Contact by contact, no piece holds more than 1,024 messages (under 700 bytes each here), and
