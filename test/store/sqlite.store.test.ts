@@ -100,6 +100,34 @@ test('a writer thread that dies fails the writes in flight as "unavailable" (503
   }
 });
 
+test('writes made in one turn travel to the writer thread together; one that cannot cross fails alone', async () => {
+  const own = new SqliteStore({ dataDir: tempDir() });
+  try {
+    await own.migrate();
+    const upsert = (hubId: string, timeZone: unknown) =>
+      own.hubs.upsert(hubId, { timeZone } as { timeZone: string }, Date.now());
+    // A function cannot be cloned to the thread: that write fails, those beside it are made.
+    const results = await Promise.allSettled([
+      upsert('11', 'Asia/Tokyo'),
+      upsert('12', () => 'Asia/Tokyo'),
+      upsert('13', 'Asia/Tokyo'),
+    ]);
+    assert.deepEqual(
+      results.map((result) => result.status),
+      ['fulfilled', 'rejected', 'fulfilled'],
+    );
+    assert.match(String((results[1] as PromiseRejectedResult).reason), /could not be cloned/);
+    assert.ok(await own.hubs.get('11'));
+    assert.equal(await own.hubs.get('12'), undefined);
+    assert.ok(await own.hubs.get('13'));
+    // Many writes of one turn, in order: each gets its own result.
+    await Promise.all(Array.from({ length: 200 }, (_, i) => upsert(String(100 + i), 'Asia/Tokyo')));
+    for (let i = 0; i < 200; i += 37) assert.ok(await own.hubs.get(String(100 + i)));
+  } finally {
+    await own.close();
+  }
+});
+
 /** The index's rows that only mark deleted messages (FTS5 tombstone pages), read from the file. */
 async function searchIndexFile(file: string): Promise<{ tombstonePages: number; deletemerge: unknown }> {
   const { openDatabase } = await import('../../src/store/sqlite/sqlite.driver.js');

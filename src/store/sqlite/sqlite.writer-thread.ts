@@ -7,7 +7,10 @@
  *
  * The protocol is small: { id, method, args } in, { id, result } or { id, error } out, and
  * { wake: hubId } for each hub a commit changed (sent before the result, so a write that resolved
- * has woken its long polls). Arguments and results cross as sqlite.thread.ts says.
+ * has woken its long polls). Arguments and results cross as sqlite.thread.ts says. Each side sends
+ * what it has for the other as one message a turn of its event loop, an array in order (`Outbox`):
+ * a thread message costs about as much as a small write's statements, and under load the writes of
+ * many requests, and their results, travel together.
  */
 import type { Worker } from 'node:worker_threads';
 import { deserializeError, revive, type SerializedError, startThread } from './sqlite.thread.js';
@@ -70,6 +73,33 @@ export type WriterReply =
   | { id: number; error: SerializedError }
   | { wake: string | undefined };
 
+/**
+ * Messages for the other thread, sent together once this turn of the event loop is over (its I/O
+ * callbacks included: the requests read in one poll go as one message), in the order given.
+ */
+export class Outbox<T> {
+  private items: T[] = [];
+  private scheduled = false;
+
+  constructor(private readonly send: (items: T[]) => void) {}
+
+  push(item: T): void {
+    this.items.push(item);
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => this.flush());
+  }
+
+  /** Sends what is waiting now. */
+  flush(): void {
+    this.scheduled = false;
+    if (this.items.length === 0) return;
+    const items = this.items;
+    this.items = [];
+    this.send(items);
+  }
+}
+
 /** The code of the error a write gets when the thread died under it (503: try again). */
 export const WRITER_LOST = 'CHATLOG_WRITER_LOST';
 
@@ -84,6 +114,7 @@ export class WriterThread {
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
   private closed = false;
+  private outbox: Outbox<WriterRequest> | undefined;
 
   constructor(
     private readonly options: WriterOptions,
@@ -99,12 +130,7 @@ export class WriterThread {
       // A call in flight keeps the process alive (an idle thread does not).
       if (this.pending.size === 0) worker.ref();
       this.pending.set(id, { resolve, reject });
-      try {
-        worker.postMessage({ id, method, args } satisfies WriterRequest);
-      } catch (error) {
-        this.pending.delete(id);
-        reject(error as Error);
-      }
+      this.outbox?.push({ id, method, args });
     });
   }
 
@@ -120,21 +146,41 @@ export class WriterThread {
   private start(): Worker {
     if (this.worker) return this.worker;
     const worker = startThread(new URL('./sqlite.writer.js', import.meta.url), this.options);
-    worker.on('message', (reply: WriterReply) => {
-      if ('wake' in reply) {
-        this.onWake(reply.wake);
-        return;
+    const outbox = new Outbox<WriterRequest>((requests) => {
+      try {
+        worker.postMessage(requests);
+      } catch {
+        // Arguments that cannot cross (a function, say): sent one by one, only that call fails.
+        for (const request of requests) {
+          try {
+            worker.postMessage([request]);
+          } catch (error) {
+            const pending = this.pending.get(request.id);
+            this.pending.delete(request.id);
+            pending?.reject(error as Error);
+          }
+        }
+        if (this.pending.size === 0) worker.unref();
       }
-      const pending = this.pending.get(reply.id);
-      if (!pending) return;
-      this.pending.delete(reply.id);
-      if (this.pending.size === 0) worker.unref();
-      if ('error' in reply) pending.reject(deserializeError(reply.error));
-      else pending.resolve(revive(reply.result));
+    });
+    worker.on('message', (replies: WriterReply[]) => {
+      for (const reply of replies) {
+        if ('wake' in reply) {
+          this.onWake(reply.wake);
+          continue;
+        }
+        const pending = this.pending.get(reply.id);
+        if (!pending) continue;
+        this.pending.delete(reply.id);
+        if (this.pending.size === 0) worker.unref();
+        if ('error' in reply) pending.reject(deserializeError(reply.error));
+        else pending.resolve(revive(reply.result));
+      }
     });
     const lost = (error: Error) => {
       if (this.worker !== worker) return;
       this.worker = undefined;
+      this.outbox = undefined;
       // Whatever was in flight may or may not have committed: its callers are told it failed (a
       // webhook is then retried by LINE and deduplicated), and the next write starts a new thread.
       for (const pending of this.pending.values()) pending.reject(error);
@@ -148,6 +194,7 @@ export class WriterThread {
     // Unref'd while idle: an open store does not keep the process alive (a connection would not).
     worker.unref();
     this.worker = worker;
+    this.outbox = outbox;
     return worker;
   }
 }

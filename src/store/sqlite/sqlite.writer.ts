@@ -7,6 +7,7 @@ import { SqliteStore } from './sqlite.store.js';
 import { revive, serializeError } from './sqlite.thread.js';
 import {
   FORWARDED_WRITES,
+  Outbox,
   type WriterOptions,
   type WriterReply,
   type WriterRequest,
@@ -21,7 +22,8 @@ const store = new SqliteStore({
   writerThread: false,
 });
 const forwarded = new Set<string>(FORWARDED_WRITES);
-const post = (reply: WriterReply) => port.postMessage(reply);
+const replies = new Outbox<WriterReply>((items) => port.postMessage(items));
+const post = (reply: WriterReply) => replies.push(reply);
 
 store.changes.onChange((hubId) => post({ wake: hubId }));
 
@@ -38,12 +40,17 @@ async function run(method: string, args: unknown[]): Promise<unknown> {
   return fn(...args);
 }
 
-port.on('message', (request: WriterRequest) => {
-  run(request.method, revive(request.args) as unknown[]).then(
-    (result) => {
-      post({ id: request.id, result });
-      if (request.method === 'close') port.close();
-    },
-    (error: unknown) => post({ id: request.id, error: serializeError(error) }),
-  );
+port.on('message', (requests: WriterRequest[]) => {
+  for (const request of requests) {
+    run(request.method, revive(request.args) as unknown[]).then(
+      (result) => {
+        post({ id: request.id, result });
+        if (request.method === 'close') {
+          replies.flush();
+          port.close();
+        }
+      },
+      (error: unknown) => post({ id: request.id, error: serializeError(error) }),
+    );
+  }
 });
