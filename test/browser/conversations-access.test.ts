@@ -20,7 +20,7 @@ import { readCsv } from '../fixtures/csv.js';
 import type { FakeLine } from '../fixtures/fake-line.js';
 import { OTHER_USER, USER } from '../fixtures/line.js';
 import { readZip } from '../fixtures/zip.js';
-import { rawRequest, startTestServer, type TestServer } from '../helpers.js';
+import { message, rawRequest, startTestServer, storeMessages, type TestServer } from '../helpers.js';
 
 const PASSWORD = 'conversations access password';
 const MINE = '7790001';
@@ -172,17 +172,51 @@ describe('downloads', () => {
     );
   });
 
-  test('a bad day, a reversed range and a bad query are a 400 page saying why', async () => {
-    for (const [path, why] of [
-      [`${base}/messages.csv?from=2026-02-30`, /from/],
-      [`${friend}/messages.json?from=2026-11-21&to=2026-11-20`, /to/],
-      [`${base}/conversations?q=${encodeURIComponent('a '.repeat(17))}`, /1 to 16 words/],
+  test('a bad day or a reversed range is the form again, with what was typed and why, in the page language', async () => {
+    for (const [path, why, from, to] of [
+      [`${base}/messages.csv?from=2026-02-30&to=`, /From is not a real day/, '2026-02-30', ''],
+      [
+        `${base}/messages.json?from=2026-11-21&to=2026-11-20`,
+        /The From day is after the To day/,
+        '2026-11-21',
+        '2026-11-20',
+      ],
+      [
+        `${friend}/messages.json?from=2026-11-21&to=2026-11-20`,
+        /The From day is after the To day/,
+        '2026-11-21',
+        '2026-11-20',
+      ],
+      [`${friend}/messages.csv?from=&to=2026-13-01`, /To is not a real day/, '', '2026-13-01'],
     ] as const) {
       const res = await me.get(path);
       assert.equal(res.status, 400, path);
       assert.equal(res.headers['content-type'], 'text/html; charset=utf-8');
-      assert.match(res.text, why);
+      assert.match(
+        res.text,
+        new RegExp(`<p class="error" id="download-error" role="alert">${why.source}`),
+        path,
+      );
+      assert.match(res.text, new RegExp(`id="from" name="from"[^>]* value="${from}"`), path);
+      assert.match(res.text, new RegExp(`id="to" name="to"[^>]* value="${to}"`), path);
+      assert.match(res.text, /aria-invalid="true"/);
+      // The page itself, signed in: its header and, for the hub, its contacts.
+      assert.match(res.text, /Sign out|サインアウト|ログアウト/);
+      if (path.startsWith(`${base}/messages`)) assert.match(res.text, /<table/);
     }
+    const ja = await me.send('GET', `${base}/messages.csv?from=2026-11-21&to=2026-11-20`, undefined, {
+      'accept-language': 'ja',
+    });
+    assert.equal(ja.status, 400);
+    assert.match(ja.text, /開始日が終了日より後になっています。/);
+  });
+
+  test('a query that is not one is a 400 page with its hint above the contacts', async () => {
+    const res = await me.get(`${base}/conversations?q=${encodeURIComponent('a '.repeat(17))}`);
+    assert.equal(res.status, 400);
+    assert.match(res.text, /<p class="error" id="q-error" role="alert">Type 1 to 16 words/);
+    assert.doesNotMatch(res.text, /No contact has written yet/);
+    assert.match(res.text, new RegExp(`href="${friend}"`));
   });
 });
 
@@ -268,4 +302,27 @@ describe('Erase contact', () => {
     const search = await me.get(`${base}/conversations?q=${encodeURIComponent('予約')}`);
     assert.equal([...search.text.matchAll(/<li class="result">/g)].length, 0);
   });
+});
+
+test('a contact without a LINE id (an event that came without its user id) is named, not a blank link', async () => {
+  await storeMessages(server.store, MINE, [
+    message({
+      lineId: '',
+      name: '',
+      msg: 'どなたか分からないメッセージ',
+      createdAt: Date.parse('2026-11-22T01:00:00Z'),
+    }),
+  ]);
+  const list = await me.get(`${base}/conversations`);
+  assert.equal(list.status, 200);
+  assert.match(list.text, /<span class="no-line-id">\(no LINE user id\)<\/span>/);
+  assert.doesNotMatch(list.text, new RegExp(`href="${base}/conversations/"`));
+  const found = await me.get(`${base}/conversations?q=${encodeURIComponent('どなたか')}`);
+  assert.match(
+    found.text,
+    /<li class="result">\s*<p class="meta"><span class="no-line-id">\(no LINE user id\)<\/span>/,
+  );
+  // Its messages are in the hub's downloads.
+  const json = await me.get(`${base}/messages.json?from=2026-11-22&to=2026-11-22`);
+  assert.match(json.text, /"lineId":"".*どなたか分からないメッセージ/s);
 });

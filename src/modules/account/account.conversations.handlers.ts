@@ -14,10 +14,9 @@ import { attachment } from '../content/content.range.js';
 import { sendContent } from '../content/content.reply.js';
 import type { KeySummary } from '../keys/keys.usecases.js';
 import { serializeCsv } from '../messages/messages.csv.js';
-import { messageErrors } from '../messages/messages.errors.js';
 import { serializeMessages } from '../messages/messages.serializer.js';
 import { auditPage, auditPath } from './account.audit.pages.js';
-import { CONVERSATION_WORDS } from './account.conversations.i18n.js';
+import { CONVERSATION_WORDS, type ConversationWords } from './account.conversations.i18n.js';
 import { type AccountConversations, type ConversationAt, parsePosition } from './account.conversations.js';
 import {
   confirmErasePage,
@@ -25,6 +24,7 @@ import {
   conversationPath,
   conversationsPage,
   conversationsPath,
+  type DownloadProblem,
 } from './account.conversations.pages.js';
 import type { Language, Words } from './account.i18n.js';
 import { messagePage } from './account.pages.js';
@@ -58,19 +58,23 @@ const FORMATS = {
 } as const;
 type Format = keyof typeof FORMATS;
 
-/** `from` and `to` of a download: days, either empty; a bad day or a reversed range is refused. */
-function daysOf(query: Query): { from?: CalendarDay | undefined; to?: CalendarDay | undefined } {
-  const day = (name: 'from' | 'to') => {
-    const text = query[name];
-    if (text === undefined || text === '') return undefined;
-    const parsed = parseCalendarDay(text);
-    if (!parsed) throw messageErrors.invalidDate(name, text);
-    return parsed;
-  };
+/** `from` and `to` of a download: days, either empty; a bad day or a reversed range is a problem. */
+function daysOf(
+  query: Query,
+  cw: ConversationWords,
+): { days: { from?: CalendarDay | undefined; to?: CalendarDay | undefined } } | { problem: DownloadProblem } {
+  const typed = { from: query.from ?? '', to: query.to ?? '' };
+  const day = (name: 'from' | 'to') => (typed[name] === '' ? undefined : parseCalendarDay(typed[name]));
   const from = day('from');
   const to = day('to');
-  if (from && to && dayKey(from) > dayKey(to)) throw messageErrors.invalidRange();
-  return { from, to };
+  for (const name of ['from', 'to'] as const) {
+    if (typed[name] !== '' && !(name === 'from' ? from : to)) {
+      return { problem: { ...typed, field: name, message: cw.badDay(cw[name]) } };
+    }
+  }
+  if (from && to && dayKey(from) > dayKey(to))
+    return { problem: { ...typed, field: 'both', message: cw.badDays } };
+  return { days: { from, to } };
 }
 
 /** The download's file name: what it holds, as `chatlog-<hub>[-<lineId>][-<from>][-<to>].<format>`. */
@@ -95,42 +99,90 @@ export function registerConversationRoutes(
     timeZone: (await conversations.hubOf(signedIn, hubId)).timeZone,
   });
 
+  /** A hub's contacts, or its search's results (`download`: a download refused, its form again). */
+  const hubConversations = async (
+    request: FastifyRequest<{ Params: HubParams; Querystring: Query }>,
+    reply: FastifyReply,
+    signedIn: SignedIn,
+    download?: DownloadProblem,
+  ) => {
+    const { hubId } = request.params;
+    const args = await common(request, signedIn, hubId);
+    const { q, before, after, erased } = request.query;
+    const erasedCount = erased !== undefined && /^\d{1,9}$/.test(erased) ? Number(erased) : undefined;
+    const search =
+      download || q === undefined || q.trim() === ''
+        ? undefined
+        : { q, before, results: await conversations.search(signedIn, hubId, q, before) };
+    // A query that is not one shows its hint above the contacts, not instead of them.
+    const page = search?.results
+      ? { contacts: [], hasMore: false }
+      : await conversations.contacts(signedIn, hubId, after);
+    const last = page.contacts.at(-1);
+    return kit.html(
+      reply,
+      download || (search && !search.results) ? 400 : 200,
+      conversationsPage({
+        ...args,
+        download,
+        contacts: page.contacts,
+        nextContacts:
+          page.hasMore && last
+            ? `${last.lastMessageAt ?? Number.MIN_SAFE_INTEGER}.${last.contactId}`
+            : undefined,
+        laterPage: after !== undefined,
+        search,
+        notice: erasedCount === undefined ? undefined : args.cw.erased(erasedCount),
+      }),
+    );
+  };
+
   scope.get<{ Params: HubParams; Querystring: Query }>(
     '/account/hubs/:hubId/conversations',
     async (request, reply) => {
-      const { hubId } = request.params;
-      const switched = kit.switchLanguage(request, reply, conversationsPath(hubId));
+      const switched = kit.switchLanguage(request, reply, conversationsPath(request.params.hubId));
       if (switched) return switched;
       const signedIn = await kit.signedInOf(request);
       if (!signedIn) return reply.redirect('/account', 303);
-      const args = await common(request, signedIn, hubId);
-      const { q, before, after, erased } = request.query;
-      const erasedCount = erased !== undefined && /^\d{1,9}$/.test(erased) ? Number(erased) : undefined;
-      const search =
-        q === undefined || q.trim() === ''
-          ? undefined
-          : { q, before, results: await conversations.search(signedIn, hubId, q, before) };
-      const page = search
-        ? { contacts: [], hasMore: false }
-        : await conversations.contacts(signedIn, hubId, after);
-      const last = page.contacts.at(-1);
-      return kit.html(
-        reply,
-        search && !search.results ? 400 : 200,
-        conversationsPage({
-          ...args,
-          contacts: page.contacts,
-          nextContacts:
-            page.hasMore && last
-              ? `${last.lastMessageAt ?? Number.MIN_SAFE_INTEGER}.${last.contactId}`
-              : undefined,
-          laterPage: after !== undefined,
-          search,
-          notice: erasedCount === undefined ? undefined : args.cw.erased(erasedCount),
-        }),
-      );
+      return hubConversations(request, reply, signedIn);
     },
   );
+
+  /** One conversation (`download`: a download refused, its form again). */
+  const contactConversation = async (
+    request: FastifyRequest<{ Params: ContactParams; Querystring: Query }>,
+    reply: FastifyReply,
+    signedIn: SignedIn,
+    download?: DownloadProblem,
+  ) => {
+    const { hubId, lineId } = request.params;
+    const args = await common(request, signedIn, hubId);
+    const { at: target, q = '' } = download ? {} : request.query;
+    const before = download ? undefined : parsePosition(request.query.before);
+    const after = download ? undefined : parsePosition(request.query.after);
+    const at: ConversationAt = target
+      ? { around: target }
+      : before
+        ? { before }
+        : after
+          ? { after }
+          : undefined;
+    const page = await conversations.conversation(signedIn, hubId, lineId, at);
+    if (!page) return kit.html(reply, 404, messagePage({ ...args, message: args.cw.contactNotFound }));
+    return kit.html(
+      reply,
+      download ? 400 : 200,
+      conversationPage({
+        ...args,
+        download,
+        page,
+        q,
+        terms: q.trim() === '' ? [] : (conversations.termsOf(q) ?? []),
+        target: page.found ? target : undefined,
+        notice: target && !page.found ? args.cw.notFoundInConversation : undefined,
+      }),
+    );
+  };
 
   scope.get<{ Params: ContactParams; Querystring: Query }>(
     '/account/hubs/:hubId/conversations/:lineId',
@@ -140,31 +192,7 @@ export function registerConversationRoutes(
       if (switched) return switched;
       const signedIn = await kit.signedInOf(request);
       if (!signedIn) return reply.redirect('/account', 303);
-      const args = await common(request, signedIn, hubId);
-      const { at: target, q = '' } = request.query;
-      const before = parsePosition(request.query.before);
-      const after = parsePosition(request.query.after);
-      const at: ConversationAt = target
-        ? { around: target }
-        : before
-          ? { before }
-          : after
-            ? { after }
-            : undefined;
-      const page = await conversations.conversation(signedIn, hubId, lineId, at);
-      if (!page) return kit.html(reply, 404, messagePage({ ...args, message: args.cw.contactNotFound }));
-      return kit.html(
-        reply,
-        200,
-        conversationPage({
-          ...args,
-          page,
-          q,
-          terms: q.trim() === '' ? [] : (conversations.termsOf(q) ?? []),
-          target: page.found ? target : undefined,
-          notice: target && !page.found ? args.cw.notFoundInConversation : undefined,
-        }),
-      );
+      return contactConversation(request, reply, signedIn);
     },
   );
 
@@ -188,7 +216,9 @@ export function registerConversationRoutes(
         if (!signedIn) return reply.redirect('/account', 303);
         const { hubId } = request.params;
         const { timeZone } = await conversations.hubOf(signedIn, hubId);
-        const rows = await conversations.hubRows(signedIn, hubId, daysOf(request.query));
+        const asked = daysOf(request.query, wordsOf(request).cw);
+        if ('problem' in asked) return hubConversations(request, reply, signedIn, asked.problem);
+        const rows = await conversations.hubRows(signedIn, hubId, asked.days);
         return download(reply, format, fileName(hubId, undefined, request.query, format), timeZone, rows);
       },
     );
@@ -199,7 +229,9 @@ export function registerConversationRoutes(
         if (!signedIn) return reply.redirect('/account', 303);
         const { hubId, lineId } = request.params;
         const { timeZone } = await conversations.hubOf(signedIn, hubId);
-        const rows = await conversations.contactRows(signedIn, hubId, lineId, daysOf(request.query));
+        const asked = daysOf(request.query, wordsOf(request).cw);
+        if ('problem' in asked) return contactConversation(request, reply, signedIn, asked.problem);
+        const rows = await conversations.contactRows(signedIn, hubId, lineId, asked.days);
         if (!rows) {
           const args = wordsOf(request);
           return kit.html(reply, 404, messagePage({ ...args, message: args.cw.contactNotFound }));

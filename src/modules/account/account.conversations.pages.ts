@@ -46,10 +46,32 @@ export interface HubPage {
   csrfToken: string;
   hubId: string;
   timeZone: string;
+  /** A download asked with days that cannot be read: the form again, with what was typed and why. */
+  download?: DownloadProblem | undefined;
+}
+
+export interface DownloadProblem {
+  from: string;
+  to: string;
+  /** Which day is wrong ('both': the range is reversed). */
+  field: 'from' | 'to' | 'both';
+  message: string;
 }
 
 /** A contact as the pages name it: its name, or its LINE user id while the name is unknown. */
 export const contactName = (contact: { name: string; lineId: string }) => contact.name || contact.lineId;
+
+/**
+ * A link to the contact's conversation named by `html`. A LINE event may come without its user's id
+ * (LINE's schema allows it): its messages are kept, under a contact with no LINE id, which has no
+ * page of its own (its messages are in the hub's downloads and answers): its name, without a link.
+ */
+function contactLink(common: HubPage, contact: { name: string; lineId: string }, suffix = ''): string {
+  const name = contactName(contact);
+  if (contact.lineId === '')
+    return `<span class="no-line-id">${escapeHtml(name || common.cw.noLineId)}</span>`;
+  return `<a href="${conversationPath(common.hubId, contact.lineId)}${suffix}">${escapeHtml(name)}</a>`;
+}
 
 function searchForm(common: HubPage, q: string, invalid: boolean): string {
   const { cw, hubId } = common;
@@ -65,15 +87,25 @@ ${invalid ? `<p class="error" id="q-error" role="alert">${escapeHtml(cw.badQuery
 
 /** The range download (the hub's, or one contact's): two days of the hub's zone and a button per format. */
 function downloadForm(common: HubPage, base: string, title: string): string {
-  const { cw } = common;
+  const { cw, download } = common;
+  const day = (name: 'from' | 'to') => {
+    const invalid = download !== undefined && (download.field === name || download.field === 'both');
+    const value = download ? ` value="${escapeHtml(download[name])}"` : '';
+    // The first wrong day takes the focus: the form may be far down a long page.
+    const focus = invalid && (name === 'from' || download.field === 'to') ? ' autofocus' : '';
+    return `<div class="field"><label for="${name}">${escapeHtml(cw[name])}</label><input id="${name}" name="${name}" type="date" min="0001-01-01" max="9999-12-31"${value} aria-describedby="${invalid ? 'download-error ' : ''}download-hint"${invalid ? ' aria-invalid="true"' : ''}${focus}></div>`;
+  };
+  const error = download
+    ? `<p class="error" id="download-error" role="alert">${escapeHtml(download.message)}</p>\n`
+    : '';
   return `<section class="download" aria-labelledby="download-title">
 <h2 id="download-title">${escapeHtml(title)}</h2>
 <form method="get" action="${base}.csv">
 <div class="days">
-<div class="field"><label for="from">${escapeHtml(cw.from)}</label><input id="from" name="from" type="date" min="0001-01-01" max="9999-12-31" aria-describedby="download-hint"></div>
-<div class="field"><label for="to">${escapeHtml(cw.to)}</label><input id="to" name="to" type="date" min="0001-01-01" max="9999-12-31" aria-describedby="download-hint"></div>
+${day('from')}
+${day('to')}
 </div>
-<p class="hint" id="download-hint">${escapeHtml(cw.downloadHint)} <code class="zone">${breakableName(common.timeZone)}</code></p>
+${error}<p class="hint" id="download-hint">${escapeHtml(cw.downloadHint)} <code class="zone">${breakableName(common.timeZone)}</code></p>
 <div class="download-buttons">
 <button type="submit">${escapeHtml(cw.downloadCsv)}</button>
 <button type="submit" formaction="${base}.json">${escapeHtml(cw.downloadJson)}</button>
@@ -98,7 +130,7 @@ function contactsTable(common: HubPage, contacts: ContactSummary[]): string {
   const rows = contacts
     .map(
       (contact) => `<tr role="row">
-<th role="rowheader" scope="row"><a href="${conversationPath(hubId, contact.lineId)}">${escapeHtml(contactName(contact))}</a></th>
+<th role="rowheader" scope="row">${contactLink(common, contact)}</th>
 <td role="cell">${cellLabel(columns.lineId)}<code class="line-id">${escapeHtml(contact.lineId)}</code></td>
 <td role="cell">${cellLabel(columns.vid)}<span>${contact.vid ? escapeHtml(contact.vid) : `<span class="muted">${escapeHtml(cw.notLinked)}</span>`}</span></td>
 <td role="cell">${cellLabel(columns.last)}${contact.lastMessageAt === null ? `<span class="muted">${escapeHtml(cw.noMessage)}</span>` : timeIn(contact.lastMessageAt, timeZone)}</td>
@@ -120,10 +152,9 @@ ${rows}
 function resultsList(common: HubPage, q: string, results: SearchResults, before: string | undefined): string {
   const { cw, hubId, timeZone } = common;
   const item = (hit: SearchHit) => {
-    const name = contactName(hit);
-    const href = `${conversationPath(hubId, hit.lineId)}${query({ at: hit.id, q })}#m-${encodeURIComponent(hit.id)}`;
+    const link = contactLink(common, hit, `${query({ at: hit.id, q })}#m-${encodeURIComponent(hit.id)}`);
     return `<li class="result">
-<p class="meta"><a href="${href}">${escapeHtml(name)}</a> ${timeIn(hit.message.createdAt, timeZone)} <span class="sender">${escapeHtml(hit.message.sender === 'You' ? cw.you : hit.message.sender)}</span></p>
+<p class="meta">${link} ${timeIn(hit.message.createdAt, timeZone)} <span class="sender">${escapeHtml(hit.message.sender === 'You' ? cw.you : hit.message.sender)}</span></p>
 <p class="text">${highlight(hit.message.msg, results.terms)}</p>
 </li>`;
   };
