@@ -234,10 +234,42 @@ describe('LINE webhooks', () => {
       { id: 'future-1', type: 'text', text: 'from the far future' },
       { timestamp: 9_000_000_000_000_000 },
     );
+    const logged = server.logs.lines.length;
     assert.equal((await post(hubId, body([far]))).status, 200);
     const createdAt = (await answer(hubId, key))[0]?.messages[0]?.createdAt ?? '';
     assert.equal(createdAt.length, 24);
     assert.ok(Date.parse(createdAt) >= before - 1000);
+    // Kept, and the operator is told LINE sent less than it should.
+    const warnings = server.logs.lines
+      .slice(logged)
+      .map((line) => JSON.parse(line))
+      .filter((entry) => entry.msg.startsWith('LINE message events without a usable timestamp'));
+    assert.equal(warnings.length, 1);
+    assert.deepEqual([warnings[0].level, warnings[0].untimed, warnings[0].unidentified], [40, 1, 0]);
+  });
+
+  test('a message event without its sender id is kept under an empty lineId, and logged', async () => {
+    const { hubId, key } = await newHub();
+    const logged = server.logs.lines.length;
+    const anonymous = {
+      ...messageEvent({ id: 'anon-1', type: 'text', text: 'who am I' }),
+      source: { type: 'user' },
+    };
+    const bad = messageEvent({ id: 'anon-2', type: 'text', text: 'bad time' }, { timestamp: 'bad' });
+    assert.equal((await post(hubId, body([anonymous, bad]))).status, 200);
+    const contacts = await answer(hubId, key);
+    assert.deepEqual(
+      contacts.map((c) => [c.lineId, c.messages.map((m) => m.msg)]),
+      [
+        ['', ['who am I']],
+        [USER, ['bad time']],
+      ],
+    );
+    const warnings = server.logs.lines
+      .slice(logged)
+      .map((line) => JSON.parse(line))
+      .filter((entry) => entry.msg.startsWith('LINE message events without'));
+    assert.deepEqual([warnings.length, warnings[0]?.untimed, warnings[0]?.unidentified], [1, 1, 1]);
   });
 
   test('group and room messages are stored under the sending user', async () => {

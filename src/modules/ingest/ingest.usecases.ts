@@ -108,6 +108,14 @@ export class IngestService {
       throw error;
     }
     if (translation.operations.length === 0) return;
+    const { untimed, unidentified } = translation;
+    if (untimed > 0 || unidentified > 0) {
+      // Kept (LINE has no history to ask again), but the operator should know LINE sent less.
+      log.warn(
+        { hubId, untimed, unidentified },
+        'LINE message events without a usable timestamp (stored at their arrival time) or without the sender id (stored under an empty lineId)',
+      );
+    }
     const outcome = await this.deps.store.messages.ingest(hubId, translation.operations, now);
     this.deps.onStored?.('webhook', outcome.stored);
     this.contacts.lookUpNames(hub, translation.operations, translation.profileCandidates, outcome);

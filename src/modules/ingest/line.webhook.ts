@@ -105,6 +105,13 @@ function readSource(value: unknown): Source {
 
 export interface WebhookTranslation {
   operations: IngestOperation[];
+  /**
+   * Message events stored with less than LINE should have sent, for the operator's log: without a
+   * timestamp createdAt can show (stored at their arrival), without the id of who sent them (stored
+   * under a contact whose lineId is empty).
+   */
+  untimed: number;
+  unidentified: number;
   /** Users to look up on LINE's profile endpoint, when the hub has an access token. */
   profileCandidates: Array<{ lineId: string; kind: SourceKind | null; chatId: string | null }>;
 }
@@ -120,6 +127,8 @@ export function translateWebhook(body: unknown, now: number): WebhookTranslation
   if (!Array.isArray(events)) throw new InvalidWebhookBody('events must be an array');
   const operations: IngestOperation[] = [];
   const profileCandidates: WebhookTranslation['profileCandidates'] = [];
+  let untimed = 0;
+  let unidentified = 0;
   for (const [index, event] of events.entries()) {
     if (!isObject(event)) throw new InvalidWebhookBody(`events[${index}] must be an object`);
     if (typeof event.type !== 'string')
@@ -140,6 +149,8 @@ export function translateWebhook(body: unknown, now: number): WebhookTranslation
         }
         const { contentType, msg } = renderLineMessage(message);
         const content = heldContent(message);
+        if (at !== event.timestamp) untimed += 1;
+        if (source.lineId === undefined) unidentified += 1;
         operations.push({
           kind: 'message',
           lineId: source.lineId ?? '',
@@ -180,5 +191,5 @@ export function translateWebhook(body: unknown, now: number): WebhookTranslation
         break;
     }
   }
-  return { operations, profileCandidates };
+  return { operations, profileCandidates, untimed, unidentified };
 }
