@@ -43,7 +43,7 @@ export function auditPage(args: AuditPageArgs): string {
       (r) => `<tr role="row">
 <th role="rowheader" scope="row">${cellLabel(columns.time)}${timeIn(r.at, timeZone)}</th>
 <td role="cell">${cellLabel(columns.key)}<span>${escapeHtml(labels.get(r.keyId) ?? cw.unknownKey)} <code>${escapeHtml(r.keyId)}</code></span></td>
-<td role="cell">${cellLabel(columns.endpoint)}<code class="line-id">${escapeHtml(r.endpoint)}</code></td>
+<td role="cell">${cellLabel(columns.endpoint)}<code class="line-id">${breakableName(r.endpoint)}</code></td>
 <td role="cell">${cellLabel(columns.query)}<code class="line-id">${escapeHtml(r.query || '–')}</code></td>
 <td role="cell">${cellLabel(columns.status)}<span>${r.status}</span></td>
 <td role="cell" class="count">${cellLabel(columns.messages)}${number(r.messages)}</td>
