@@ -98,7 +98,7 @@ const ABBREVIATION_NAMES = new Set(['CET', 'EET', 'EST', 'HST', 'MET', 'MST', 'W
 
 /** What a time zone must be, in every error that refuses one. */
 export const TIME_ZONE_RULE =
-  'must be an IANA time zone name such as Asia/Tokyo or America/Chicago, not an abbreviation such as JST or CST';
+  'must be a time zone name of the IANA tz database, such as Asia/Tokyo or America/Chicago (abbreviations such as JST or CST are not zone names)';
 
 let tzdbNames: Map<string, string> | undefined;
 

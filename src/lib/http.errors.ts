@@ -20,9 +20,9 @@ export const httpErrors = {
   /** A body that breaks its route's schema, in the words of lib/schemas.ts. */
   invalidBody: (sentence: string) => new AppError('invalid_body', sentence),
   notFound: () => new AppError('not_found', 'no such resource'),
-  /** A path of chatlog's with a method it does not take. */
+  /** A path of chatlog's with a method it does not take; `allowed` as the Allow header lists them. */
   methodNotAllowed: (allowed: string) =>
-    new AppError('method_not_allowed', `only ${allowed} is allowed on this path`, { Allow: allowed }),
+    new AppError('method_not_allowed', `only ${inWords(allowed)} on this path`, { Allow: allowed }),
   /** Fastify's own 405, should it answer one (chatlog's paths declare their methods: lib/methods.ts). */
   methodNotAllowedHere: () => new AppError('method_not_allowed', 'this method is not allowed here'),
   /** Any other 4xx of the framework's, with the status it chose. */
@@ -39,3 +39,10 @@ export const httpErrors = {
     }),
   internal: () => new AppError('internal_error', 'an unexpected error occurred; it has been logged'),
 };
+
+/** `GET` → "GET is allowed"; `GET, HEAD` → "GET and HEAD are allowed"; `A, B, C` → "A, B and C are allowed". */
+function inWords(allowed: string): string {
+  const methods = allowed.split(',').map((method) => method.trim());
+  const last = methods.pop() ?? '';
+  return methods.length === 0 ? `${last} is allowed` : `${methods.join(', ')} and ${last} are allowed`;
+}

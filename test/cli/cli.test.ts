@@ -66,7 +66,7 @@ test('hub add creates, then updates only what is given; bad input is one clear l
   for (const zone of ['Mars/Base', 'JST', 'CST']) {
     assertUserError(
       chatlog(['hub', 'add', '1', '--time-zone', zone]),
-      /time zone must be an IANA time zone name such as Asia\/Tokyo or America\/Chicago, not an abbreviation/,
+      /time zone must be a time zone name of the IANA tz database, such as Asia\/Tokyo or America\/Chicago \(abbreviations such as JST or CST are not zone names\)/,
     );
   }
   assertUserError(chatlog(['hub', 'nope']), /^chatlog: error: unknown command 'nope'/);

@@ -1,6 +1,7 @@
 /**
  * GET / : a person who opens the server's address in a browser finds where to go (the account
- * screen, the API reference) instead of a JSON 404. Other unknown paths keep their JSON 404.
+ * screen, the API reference) instead of a JSON 404; /favicon.ico is 204, no icon. Other unknown paths
+ * keep their JSON 404.
  */
 import type { FastifyInstance } from 'fastify';
 import { PAGE_SECURITY_HEADERS } from '../../lib/html.js';
@@ -39,4 +40,7 @@ export function registerHomeRoutes(app: FastifyInstance, methods: PathMethods): 
       .type('text/html; charset=utf-8')
       .send(HOME_PAGE),
   );
+  // Browsers ask every page's site for an icon: "none" rather than a 404 in every console.
+  methods.declare(app, { url: '/favicon.ico', allowed: ['GET', 'HEAD'] });
+  app.get('/favicon.ico', async (_request, reply) => reply.code(204).send());
 }

@@ -1,10 +1,10 @@
 /** The outgoing webhooks' own refusals (CONTRACT §10); the key's are in keys/. */
 import { AppError } from '../../lib/errors.js';
+import { httpErrors } from '../../lib/http.errors.js';
 import { CHANGE_TYPES } from '../../store/store.js';
 
 export const webhookErrors = {
-  methodNotAllowed: (allowed: string) =>
-    new AppError('method_not_allowed', `only ${allowed} is allowed on this path`, { Allow: allowed }),
+  methodNotAllowed: (allowed: string) => httpErrors.methodNotAllowed(allowed),
   /** Why the URL is refused, in the words of the URL rules (webhooks.url.ts): never the resolved secret parts. */
   invalidUrl: (reason: string) => new AppError('invalid_url', `url is refused: ${reason}`),
   invalidEvents: () =>

@@ -38,3 +38,9 @@ test('other methods on / are 405 with Allow; unknown paths are still the JSON 40
   assert.match(String(missing.headers['content-type']), /^application\/json/);
   assert.equal(JSON.parse(missing.body.toString('utf8')).error.code, 'not_found');
 });
+
+test("a browser's request for the site icon is answered with none (204), not a 404 in its console", async () => {
+  const icon = await rawRequest(server.url, 'GET', '/favicon.ico');
+  assert.equal(icon.status, 204);
+  assert.equal(icon.body.length, 0);
+});
