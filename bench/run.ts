@@ -31,6 +31,9 @@
  *   npm run bench -- both-cores [--rounds 3] [--seconds 10] [--root DIR]
  *                                   one day uncached with 32 connections (issue 20, goal 3): chatlog
  *                                   (default --workers and 1), an older build, the in-memory server
+ *   npm run bench -- day-parts [--rounds 5] [--covering]
+ *                                   where one day's answer goes inside SQLite, part by part (issue 20,
+ *                                   goal 3); --covering: the same from an index that keeps the JSON
  *   npm run bench -- start [--rounds 9]
  *                                   spawn to the first answered read (issue 20, goal 6): chatlog as
  *                                   installed (bundled), unbundled, and a bare Node HTTP server
@@ -53,6 +56,7 @@ const NAMED: Record<string, string> = {
   reads: 'bench/reads.ts',
   start: 'bench/start.ts',
   'both-cores': 'bench/both-cores.ts',
+  'day-parts': 'bench/day-parts.ts',
 };
 
 const [first, ...rest] = process.argv.slice(2);

@@ -74,7 +74,7 @@ const messageJson = (
  * co-routine, in order; the tests compare every answer with the serializer's). A message's contact
  * is looked up only when it has no sender of its own (COALESCE stops at the first value).
  */
-const BY_TIME_JSON_SQL = `
+export const BY_TIME_JSON_SQL = `
   SELECT CAST(group_concat(piece, '') AS BLOB) FROM (
     SELECT ']},' || (SELECT ${OPENING_JSON} FROM contacts AS c WHERE c.id = cid)
       || group_concat(message, ',') AS piece
