@@ -188,7 +188,8 @@ test('Audit log on the account screen: the records with their key labels, never 
   const page = await client.get(`/account/hubs/${HUB}/audit`);
   assert.equal(page.status, 200);
   assert.match(page.text, /<h1>Audit log of hub 7830001<\/h1>/);
-  assert.match(page.text, /GET \/api\/line\/:hubId\/search/);
+  // The endpoint as shown (it may break after a slash: <wbr>).
+  assert.match(page.text.replaceAll('<wbr>', ''), /GET \/api\/line\/:hubId\/search/);
   assert.match(page.text, new RegExp(`reporting <code>${read.id}</code>`));
   assert.match(page.text, new RegExp(`ops <code>${admin.id}</code>`));
   assert.ok(!page.text.includes(read.key) && !page.text.includes(admin.key));

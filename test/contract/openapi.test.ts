@@ -16,7 +16,7 @@ import { dateTimeLike, isRfc3339DateTime, isStorableInstant, rfc3339EpochMs } fr
 import { rawRequest, startTestServer, TEST_SECRET, type TestServer } from '../helpers.js';
 
 /** Routes of the screen and of operations that are not part of the client API. */
-const NOT_IN_THE_DOCUMENT = /^\/(account|docs|metrics|openapi\.json|$)/;
+const NOT_IN_THE_DOCUMENT = /^\/(account|docs|metrics|openapi\.json|favicon\.ico|$)/;
 let server: TestServer;
 interface Operation {
   operationId: string;
