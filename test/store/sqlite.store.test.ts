@@ -128,6 +128,71 @@ test('writes made in one turn travel to the writer thread together; one that can
   }
 });
 
+test("the writer thread's outbox: what a turn pushes goes as one message, in order; a later push waits for the next turn", async () => {
+  const { Outbox } = await import('../../src/store/sqlite/sqlite.writer-thread.js');
+  const sent: number[][] = [];
+  const outbox = new Outbox<number>((items) => {
+    sent.push(items);
+    if (items[0] === 1) outbox.push(4);
+  });
+  outbox.push(1);
+  outbox.push(2);
+  await Promise.resolve();
+  outbox.push(3);
+  assert.deepEqual(sent, [], 'nothing before the turn ends');
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual(sent, [[1, 2, 3]]);
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual(sent, [[1, 2, 3], [4]]);
+  outbox.push(5);
+  outbox.flush();
+  outbox.flush();
+  assert.deepEqual(sent.at(-1), [5], 'flush sends at once, and nothing when empty');
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(sent.length, 3);
+});
+
+test('a write of the writer thread has woken its hub when it resolves, for every write of one turn', async () => {
+  const own = new SqliteStore({ dataDir: tempDir() });
+  try {
+    await own.migrate();
+    const hubs = ['21', '22', '23', '24', '25'];
+    for (const hubId of hubs) await own.hubs.upsert(hubId, { timeZone: 'UTC' }, Date.now());
+    const woken = new Set<string | undefined>();
+    own.changes.onChange((hubId) => woken.add(hubId));
+    const writes = Array.from({ length: 40 }, (_, i) => {
+      const hubId = hubs[i % hubs.length] as string;
+      return own.messages
+        .ingest(
+          hubId,
+          [
+            {
+              kind: 'message',
+              lineId: `U${i % 3}`,
+              sender: null,
+              msg: `m${i}`,
+              contentType: 'text',
+              createdAt: 1_700_000_000_000 + i,
+              sourceId: `w${i}`,
+              sourceKind: 'user',
+              sourceChatId: null,
+            },
+          ],
+          Date.now(),
+        )
+        .then(() =>
+          assert.ok(
+            woken.has(hubId) || woken.has(undefined),
+            `hub ${hubId} woken before write ${i} resolved`,
+          ),
+        );
+    });
+    await Promise.all(writes);
+  } finally {
+    await own.close();
+  }
+});
+
 /** The index's rows that only mark deleted messages (FTS5 tombstone pages), read from the file. */
 async function searchIndexFile(file: string): Promise<{ tombstonePages: number; deletemerge: unknown }> {
   const { openDatabase } = await import('../../src/store/sqlite/sqlite.driver.js');

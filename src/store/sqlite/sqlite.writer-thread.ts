@@ -15,7 +15,12 @@
 import type { Worker } from 'node:worker_threads';
 import { deserializeError, revive, type SerializedError, startThread } from './sqlite.thread.js';
 
-/** Every write method of the Store, by its path: each runs on the writer thread. */
+/**
+ * Every write method of the Store, by its path: each runs on the writer thread. Its arguments are
+ * copied to the thread when the turn of the event loop that called it ends (Outbox), not at the
+ * call: a caller must not change them meanwhile, and one object given to two writes of a turn
+ * arrives as one.
+ */
 export const FORWARDED_WRITES = [
   'hubs.upsert',
   'keys.insert',
@@ -166,7 +171,14 @@ export class WriterThread {
     worker.on('message', (replies: WriterReply[]) => {
       for (const reply of replies) {
         if ('wake' in reply) {
-          this.onWake(reply.wake);
+          // A listener that throws must not keep the other replies of the turn from their callers.
+          try {
+            this.onWake(reply.wake);
+          } catch (error) {
+            queueMicrotask(() => {
+              throw error;
+            });
+          }
           continue;
         }
         const pending = this.pending.get(reply.id);

@@ -22,7 +22,20 @@ const store = new SqliteStore({
   writerThread: false,
 });
 const forwarded = new Set<string>(FORWARDED_WRITES);
-const replies = new Outbox<WriterReply>((items) => port.postMessage(items));
+const replies = new Outbox<WriterReply>((items) => {
+  try {
+    port.postMessage(items);
+  } catch {
+    // A result that cannot cross: that write fails with the error, the others of the turn go as they are.
+    for (const item of items) {
+      try {
+        port.postMessage([item]);
+      } catch (error) {
+        if ('id' in item) port.postMessage([{ id: item.id, error: serializeError(error) }]);
+      }
+    }
+  }
+});
 const post = (reply: WriterReply) => replies.push(reply);
 
 store.changes.onChange((hubId) => post({ wake: hubId }));
