@@ -256,20 +256,30 @@ describe('LINE webhooks', () => {
       source: { type: 'user' },
     };
     const bad = messageEvent({ id: 'anon-2', type: 'text', text: 'bad time' }, { timestamp: 'bad' });
-    assert.equal((await post(hubId, body([anonymous, bad]))).status, 200);
+    // An empty id is no id; in a group, the group's id is used (CONTRACT: stored under the sender).
+    const empty = {
+      ...messageEvent({ id: 'anon-3', type: 'text', text: 'empty id' }),
+      source: { type: 'user', userId: '' },
+    };
+    const emptyInGroup = {
+      ...messageEvent({ id: 'anon-4', type: 'text', text: 'empty id in a group' }),
+      source: { type: 'group', groupId: GROUP, userId: '' },
+    };
+    assert.equal((await post(hubId, body([anonymous, bad, empty, emptyInGroup]))).status, 200);
     const contacts = await answer(hubId, key);
     assert.deepEqual(
-      contacts.map((c) => [c.lineId, c.messages.map((m) => m.msg)]),
+      contacts.map((c) => [c.lineId, c.messages.map((m) => m.msg).sort()]),
       [
-        ['', ['who am I']],
+        ['', ['empty id', 'who am I']],
         [USER, ['bad time']],
+        [GROUP, ['empty id in a group']],
       ],
     );
     const warnings = server.logs.lines
       .slice(logged)
       .map((line) => JSON.parse(line))
       .filter((entry) => entry.msg.startsWith('LINE message events without'));
-    assert.deepEqual([warnings.length, warnings[0]?.untimed, warnings[0]?.unidentified], [1, 1, 1]);
+    assert.deepEqual([warnings.length, warnings[0]?.untimed, warnings[0]?.unidentified], [1, 1, 2]);
   });
 
   test('group and room messages are stored under the sending user', async () => {

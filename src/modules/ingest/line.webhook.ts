@@ -99,8 +99,9 @@ function readSource(value: unknown): Source {
   const groupId = optionalString(value.groupId);
   const roomId = optionalString(value.roomId);
   const kind: SourceKind | null = type === 'user' || type === 'group' || type === 'room' ? type : null;
-  const chatId = kind === 'group' ? (groupId ?? null) : kind === 'room' ? (roomId ?? null) : null;
-  return { lineId: userId ?? groupId ?? roomId, kind, chatId };
+  const chatId = kind === 'group' ? groupId || null : kind === 'room' ? roomId || null : null;
+  // An empty id is no id: the next one, or none.
+  return { lineId: userId || groupId || roomId || undefined, kind, chatId };
 }
 
 export interface WebhookTranslation {
@@ -150,7 +151,7 @@ export function translateWebhook(body: unknown, now: number): WebhookTranslation
         const { contentType, msg } = renderLineMessage(message);
         const content = heldContent(message);
         if (at !== event.timestamp) untimed += 1;
-        if (source.lineId === undefined) unidentified += 1;
+        if (!source.lineId) unidentified += 1;
         operations.push({
           kind: 'message',
           lineId: source.lineId ?? '',
