@@ -20,8 +20,10 @@ for (const button of document.querySelectorAll('button[data-action="copy"]')) {
     try {
       await navigator.clipboard.writeText(await fetchKey(button.dataset.keyId));
       status.textContent = button.dataset.copied;
+      status.classList.remove('failed');
     } catch {
       status.textContent = button.dataset.failed;
+      status.classList.add('failed');
     }
     clearTimeout(timer);
     timer = setTimeout(() => {

@@ -173,21 +173,52 @@ describe('downloads', () => {
   });
 
   test('a bad day or a reversed range is the form again, with what was typed and why, in the page language', async () => {
-    for (const [path, why, from, to] of [
-      [`${base}/messages.csv?from=2026-02-30&to=`, /From is not a real day/, '2026-02-30', ''],
+    for (const [path, why, from, to, invalid] of [
+      [
+        `${base}/messages.csv?from=2026-02-30&to=`,
+        /From: “2026-02-30” is not a real day/,
+        '2026-02-30',
+        '',
+        1,
+      ],
       [
         `${base}/messages.json?from=2026-11-21&to=2026-11-20`,
         /The From day is after the To day/,
         '2026-11-21',
         '2026-11-20',
+        2,
       ],
       [
         `${friend}/messages.json?from=2026-11-21&to=2026-11-20`,
         /The From day is after the To day/,
         '2026-11-21',
         '2026-11-20',
+        2,
       ],
-      [`${friend}/messages.csv?from=&to=2026-13-01`, /To is not a real day/, '', '2026-13-01'],
+      [
+        `${friend}/messages.csv?from=&to=2026-13-01`,
+        /To: “2026-13-01” is not a real day/,
+        '',
+        '2026-13-01',
+        1,
+      ],
+      [
+        `${base}/messages.csv?from=x&to=y`,
+        /From: “x” is not a real day.*To: “y” is not a real day/,
+        'x',
+        'y',
+        2,
+      ],
+      // A repeated day is read as its last, as every parameter of these pages (not a fault).
+      [
+        `${base}/messages.csv?from=2026-01-01&from=2026-13-01`,
+        /From: “2026-13-01” is not a real day/,
+        '2026-13-01',
+        '',
+        1,
+      ],
+      // What else the URL carried is not shown (the contacts from the first, no notice).
+      [`${base}/messages.csv?from=bad&erased=99&after=1.1`, /From: “bad” is not a real day/, 'bad', '', 1],
     ] as const) {
       const res = await me.get(path);
       assert.equal(res.status, 400, path);
@@ -199,16 +230,22 @@ describe('downloads', () => {
       );
       assert.match(res.text, new RegExp(`id="from" name="from"[^>]* value="${from}"`), path);
       assert.match(res.text, new RegExp(`id="to" name="to"[^>]* value="${to}"`), path);
-      assert.match(res.text, /aria-invalid="true"/);
+      assert.equal([...res.text.matchAll(/aria-invalid="true"/g)].length, invalid, path);
+      assert.equal([...res.text.matchAll(/ autofocus/g)].length, 1, path);
+      assert.doesNotMatch(res.text, /was erased/);
       // The page itself, signed in: its header and, for the hub, its contacts.
-      assert.match(res.text, /Sign out|サインアウト|ログアウト/);
-      if (path.startsWith(`${base}/messages`)) assert.match(res.text, /<table/);
+      assert.match(res.text, /Sign out/);
+      if (path.startsWith(`${base}/messages`)) assert.match(res.text, new RegExp(`href="${friend}"`));
     }
     const ja = await me.send('GET', `${base}/messages.csv?from=2026-11-21&to=2026-11-20`, undefined, {
       'accept-language': 'ja',
     });
     assert.equal(ja.status, 400);
     assert.match(ja.text, /開始日が終了日より後になっています。/);
+    // A search repeated in the URL is its last, not a fault.
+    const twice = await me.get(`${base}/conversations?q=a&q=${encodeURIComponent('予約')}`);
+    assert.equal(twice.status, 200);
+    assert.equal([...twice.text.matchAll(/<li class="result">/g)].length, 3);
   });
 
   test('a query that is not one is a 400 page with its hint above the contacts', async () => {

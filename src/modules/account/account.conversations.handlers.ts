@@ -58,7 +58,10 @@ const FORMATS = {
 } as const;
 type Format = keyof typeof FORMATS;
 
-/** `from` and `to` of a download: days, either empty; a bad day or a reversed range is a problem. */
+/**
+ * `from` and `to` of a download: days, either empty; a day that is not one (each is named) or a
+ * reversed range is a problem, said with what was typed (a date field drops what it cannot show).
+ */
 function daysOf(
   query: Query,
   cw: ConversationWords,
@@ -67,10 +70,17 @@ function daysOf(
   const day = (name: 'from' | 'to') => (typed[name] === '' ? undefined : parseCalendarDay(typed[name]));
   const from = day('from');
   const to = day('to');
-  for (const name of ['from', 'to'] as const) {
-    if (typed[name] !== '' && !(name === 'from' ? from : to)) {
-      return { problem: { ...typed, field: name, message: cw.badDay(cw[name]) } };
-    }
+  const bad = (['from', 'to'] as const).filter(
+    (name) => typed[name] !== '' && !(name === 'from' ? from : to),
+  );
+  if (bad.length > 0) {
+    return {
+      problem: {
+        ...typed,
+        field: bad.length === 2 ? 'both' : (bad[0] as 'from' | 'to'),
+        message: bad.map((name) => cw.badDay(cw[name], typed[name].slice(0, 40))).join(' '),
+      },
+    };
   }
   if (from && to && dayKey(from) > dayKey(to))
     return { problem: { ...typed, field: 'both', message: cw.badDays } };
@@ -108,7 +118,8 @@ export function registerConversationRoutes(
   ) => {
     const { hubId } = request.params;
     const args = await common(request, signedIn, hubId);
-    const { q, before, after, erased } = request.query;
+    // A refused download shows the hub's first contacts, whatever else its URL carried.
+    const { q, before, after, erased } = download ? {} : request.query;
     const erasedCount = erased !== undefined && /^\d{1,9}$/.test(erased) ? Number(erased) : undefined;
     const search =
       download || q === undefined || q.trim() === ''

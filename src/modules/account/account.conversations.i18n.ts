@@ -36,7 +36,8 @@ const en = {
   to: 'To',
   downloadCsv: 'Download CSV',
   downloadJson: 'Download JSON',
-  badDay: (field: string) => `${field} is not a real day: use YYYY-MM-DD, or leave it empty.`,
+  badDay: (field: string, typed: string) =>
+    `${field}: “${typed}” is not a real day; give one as YYYY-MM-DD, or leave it empty.`,
   badDays: 'The From day is after the To day.',
   you: 'You',
   messagesOf: (name: string) => `Messages with ${name}`,

@@ -127,6 +127,16 @@ export function registerAccountRoutes(app: FastifyInstance, deps: AccountRouteDe
       return payload;
     });
 
+    // One value per query parameter on these pages, the last when a URL repeats one (?from=…&from=…):
+    // the pages read strings, and a list would be a fault (500) instead of the page.
+    scope.addHook('preValidation', async (request) => {
+      const query = request.query as Record<string, unknown> | undefined;
+      if (!query) return;
+      for (const [name, value] of Object.entries(query)) {
+        if (Array.isArray(value)) query[name] = value.at(-1);
+      }
+    });
+
     // A refused form post gets a page saying why; the copy request (and any fault) keeps JSON.
     scope.setErrorHandler((error, request, reply) => {
       if (!(error instanceof AppError) || request.url.endsWith('/reveal') || error.status >= 500) throw error;

@@ -14,8 +14,10 @@ for (const button of document.querySelectorAll('button[data-action="copy-secret"
     try {
       await navigator.clipboard.writeText(secret.textContent.trim());
       status.textContent = button.dataset.copied;
+      status.classList.remove('failed');
     } catch {
       status.textContent = button.dataset.failed;
+      status.classList.add('failed');
     }
     clearTimeout(timer);
     timer = setTimeout(() => {
