@@ -64,15 +64,8 @@ export const instant = fc.oneof(
   ),
 );
 
-export interface HubRow {
-  contact: number;
-  vid: string;
-  name: string;
-  sender: string | null;
-  msg: string;
-  contentType: string;
-  createdAt: number;
-}
+/** A message of one of a hub's contacts (numbered), as ImportMessage has it otherwise. */
+export type HubRow = Omit<ImportMessage, 'lineId' | 'sourceId'> & { contact: number };
 
 /** A hub's messages among five contacts. */
 export function hubRows(options: { nul: boolean; maxLength: number }): fc.Arbitrary<HubRow[]> {

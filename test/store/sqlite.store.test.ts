@@ -131,10 +131,15 @@ test('writes made in one turn travel to the writer thread together; one that can
 test("the writer thread's outbox: what a turn pushes goes as one message, in order; a later push waits for the next turn", async () => {
   const { Outbox } = await import('../../src/store/sqlite/sqlite.writer-thread.js');
   const sent: number[][] = [];
-  const outbox = new Outbox<number>((items) => {
-    sent.push(items);
-    if (items[0] === 1) outbox.push(4);
-  });
+  const outbox = new Outbox<number>(
+    {
+      postMessage: (items) => {
+        sent.push(items);
+        if (items[0] === 1) outbox.push(4);
+      },
+    },
+    () => assert.fail('every item can be sent'),
+  );
   outbox.push(1);
   outbox.push(2);
   await Promise.resolve();

@@ -70,9 +70,7 @@ function daysOf(
   const day = (name: 'from' | 'to') => (typed[name] === '' ? undefined : parseCalendarDay(typed[name]));
   const from = day('from');
   const to = day('to');
-  const bad = (['from', 'to'] as const).filter(
-    (name) => typed[name] !== '' && !(name === 'from' ? from : to),
-  );
+  const bad = (['from', 'to'] as const).filter((name) => typed[name] !== '' && !{ from, to }[name]);
   if (bad.length > 0) {
     return {
       problem: {
@@ -168,9 +166,11 @@ export function registerConversationRoutes(
   ) => {
     const { hubId, lineId } = request.params;
     const args = await common(request, signedIn, hubId);
-    const { at: target, q = '' } = download ? {} : request.query;
-    const before = download ? undefined : parsePosition(request.query.before);
-    const after = download ? undefined : parsePosition(request.query.after);
+    // A refused download shows the conversation's newest messages, whatever else its URL carried.
+    const query: Query = download ? {} : request.query;
+    const { at: target, q = '' } = query;
+    const before = parsePosition(query.before);
+    const after = parsePosition(query.after);
     const at: ConversationAt = target
       ? { around: target }
       : before

@@ -80,13 +80,18 @@ export type WriterReply =
 
 /**
  * Messages for the other thread, sent together once this turn of the event loop is over (its I/O
- * callbacks included: the requests read in one poll go as one message), in the order given.
+ * callbacks included: the requests read in one poll go as one message), in the order given. A
+ * message that cannot be cloned (a function in it, say) does not hold back the others of its turn:
+ * they are sent one by one, and `refused` is told of each that could not go.
  */
 export class Outbox<T> {
   private items: T[] = [];
   private scheduled = false;
 
-  constructor(private readonly send: (items: T[]) => void) {}
+  constructor(
+    private readonly port: { postMessage(items: T[]): void },
+    private readonly refused: (item: T, error: Error) => void,
+  ) {}
 
   push(item: T): void {
     this.items.push(item);
@@ -101,7 +106,17 @@ export class Outbox<T> {
     if (this.items.length === 0) return;
     const items = this.items;
     this.items = [];
-    this.send(items);
+    try {
+      this.port.postMessage(items);
+    } catch {
+      for (const item of items) {
+        try {
+          this.port.postMessage([item]);
+        } catch (error) {
+          this.refused(item, error as Error);
+        }
+      }
+    }
   }
 }
 
@@ -151,22 +166,12 @@ export class WriterThread {
   private start(): Worker {
     if (this.worker) return this.worker;
     const worker = startThread(new URL('./sqlite.writer.js', import.meta.url), this.options);
-    const outbox = new Outbox<WriterRequest>((requests) => {
-      try {
-        worker.postMessage(requests);
-      } catch {
-        // Arguments that cannot cross (a function, say): sent one by one, only that call fails.
-        for (const request of requests) {
-          try {
-            worker.postMessage([request]);
-          } catch (error) {
-            const pending = this.pending.get(request.id);
-            this.pending.delete(request.id);
-            pending?.reject(error as Error);
-          }
-        }
-        if (this.pending.size === 0) worker.unref();
-      }
+    // Arguments that cannot cross: only that call fails.
+    const outbox = new Outbox<WriterRequest>(worker, (request, error) => {
+      const pending = this.pending.get(request.id);
+      this.pending.delete(request.id);
+      pending?.reject(error);
+      if (this.pending.size === 0) worker.unref();
     });
     worker.on('message', (replies: WriterReply[]) => {
       for (const reply of replies) {

@@ -22,19 +22,9 @@ const store = new SqliteStore({
   writerThread: false,
 });
 const forwarded = new Set<string>(FORWARDED_WRITES);
-const replies = new Outbox<WriterReply>((items) => {
-  try {
-    port.postMessage(items);
-  } catch {
-    // A result that cannot cross: that write fails with the error, the others of the turn go as they are.
-    for (const item of items) {
-      try {
-        port.postMessage([item]);
-      } catch (error) {
-        if ('id' in item) port.postMessage([{ id: item.id, error: serializeError(error) }]);
-      }
-    }
-  }
+// A result that cannot cross: that write fails with the error, the others of the turn go as they are.
+const replies = new Outbox<WriterReply>(port, (reply, error) => {
+  if ('id' in reply) port.postMessage([{ id: reply.id, error: serializeError(error) }]);
 });
 const post = (reply: WriterReply) => replies.push(reply);
 
