@@ -1,5 +1,5 @@
 /** The dialect adapter (../sql/executor.ts) over `pg`: `?` placeholders numbered, rows as objects. */
-import type pg from 'pg';
+import pg from 'pg';
 import { numberPlaceholders, type SqlValue, type Transaction } from '../sql/executor.js';
 
 /** Statements on a pool (each on whichever connection is free) or on one checked-out client. */
@@ -21,4 +21,29 @@ export function postgresSql(client: pg.Pool | pg.ClientBase, queryTimeoutMs?: nu
       await client.query(text);
     },
   };
+}
+
+/**
+ * A statement written with its values in it, as literals: for the simple protocol, which takes
+ * several statements in one round trip but no parameters (postgres.fast-ingest.ts). Numbers must
+ * be finite; text is quoted by pg's own escapeLiteral.
+ */
+export function withLiterals(text: string, values: readonly SqlValue[]): string {
+  let i = 0;
+  const written = text.replace(/\?/g, () => {
+    if (i >= values.length) throw new Error('a statement has more placeholders than values');
+    return literal(values[i++] ?? null);
+  });
+  if (i !== values.length) throw new Error('a statement has fewer placeholders than values');
+  return written;
+}
+
+function literal(value: SqlValue): string {
+  if (value === null) return 'NULL';
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw new Error('a literal number must be finite');
+    return String(value);
+  }
+  if (typeof value === 'string') return pg.escapeLiteral(value);
+  throw new Error('bytes are not written as literals');
 }

@@ -9,7 +9,7 @@ import Cursor from 'pg-cursor';
 import * as answer from '../sql/answers.js';
 import { FEED_SQL, type FeedClock, type FeedTuple, feedParams, toChange } from '../sql/changes.js';
 import { numberPlaceholders, type Sql, type Transaction } from '../sql/executor.js';
-import { type GroupOutcome, hubsOfGroup, type IngestRequest } from '../sql/ingest.js';
+import type { GroupOutcome, IngestRequest } from '../sql/ingest.js';
 import { type DdlTypes, migrateSchema } from '../sql/schema.js';
 import { SqlStore, type WriteOptions } from '../sql/sql-store.js';
 import type {
@@ -22,7 +22,7 @@ import type {
   PoolState,
 } from '../store.js';
 import { answerJson } from './postgres.answers.js';
-import { onlyMessages, storeMessagesInOneStatement } from './postgres.fast-ingest.js';
+import { onlyMessages, storeMessageGroup } from './postgres.fast-ingest.js';
 import { readFeedJsonByCopy } from './postgres.feed.js';
 import { importIntoPostgres } from './postgres.import.js';
 import { POSTGRES_SEARCH } from './postgres.search.js';
@@ -321,15 +321,16 @@ export class PostgresStore extends SqlStore {
     return announceChanges(tx, this.schema, hubIds);
   }
 
-  /** Messages only (the common case): one statement; any other group, or if it fails, the shared path. */
+  /** Messages only (the common case): three round trips; any other group, or if it fails, the shared path. */
   protected override async commitGroup(group: readonly IngestRequest[]): Promise<GroupOutcome[]> {
     if (onlyMessages(group)) {
-      const outcomes = await this.writeChanges(hubsOfGroup(group), (tx, clock) => {
-        const client = this.clients.get(tx);
-        if (!client) throw new Error('a write transaction of this store has its connection');
-        return storeMessagesInOneStatement(client, clock, group, this.searchIndex);
-      }).catch(() => undefined);
-      if (outcomes) return outcomes;
+      const stored = await this.withClient(this.pool, (client, drop) =>
+        storeMessageGroup(client, group, { schema: this.schema, searchIndex: this.searchIndex }, drop),
+      ).catch(() => undefined);
+      if (stored) {
+        if (stored.grown.length > 0) this.wakeups.wake(stored.grown);
+        return stored.outcomes;
+      }
     }
     return super.commitGroup(group);
   }
@@ -357,31 +358,44 @@ export class PostgresStore extends SqlStore {
     }
   }
 
-  private async inTransaction<T>(
+  private inTransaction<T>(
     work: (client: pg.PoolClient) => Promise<T>,
     begin = 'BEGIN',
     pool = this.pool,
+  ): Promise<T> {
+    return this.withClient(pool, async (client, drop) => {
+      try {
+        await client.query(begin);
+        const result = await work(client);
+        await client.query('COMMIT');
+        return result;
+      } catch (error) {
+        await client.query('ROLLBACK').catch(drop);
+        throw error;
+      }
+    });
+  }
+
+  /**
+   * `work` on a connection of `pool`, given back after. It is dropped, not reused, when it was lost
+   * meanwhile or `work` called `drop`.
+   */
+  private async withClient<T>(
+    pool: pg.Pool,
+    work: (client: pg.PoolClient, drop: (error: Error) => void) => Promise<T>,
   ): Promise<T> {
     const client = await pool.connect();
     let broken: Error | undefined;
     // A connection lost between two statements is reported on the client, which the pool only
     // listens to while the client is idle: without this the error would end the process.
-    const onLost = (error: Error) => {
-      broken = error;
+    const drop = (error: Error) => {
+      broken ??= error;
     };
-    client.on('error', onLost);
+    client.on('error', drop);
     try {
-      await client.query(begin);
-      const result = await work(client);
-      await client.query('COMMIT');
-      return result;
-    } catch (error) {
-      await client.query('ROLLBACK').catch((rollbackError: Error) => {
-        broken = rollbackError;
-      });
-      throw error;
+      return await work(client, drop);
     } finally {
-      client.removeListener('error', onLost);
+      client.removeListener('error', drop);
       client.release(broken);
     }
   }
@@ -409,7 +423,7 @@ export class PostgresStore extends SqlStore {
   ): AsyncGenerator<T> {
     const client = await this.streamPool.connect();
     let broken: Error | undefined;
-    // As in inTransaction: a connection lost while the client is checked out must not end the process.
+    // As in withClient: a connection lost while the client is checked out must not end the process.
     const onLost = (error: Error) => {
       broken ??= error;
     };

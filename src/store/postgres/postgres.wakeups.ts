@@ -8,18 +8,24 @@
 import pg from 'pg';
 import type { Transaction } from '../sql/executor.js';
 import { type ChangeListener, LocalWakeups, type Waiter, type Wakeups } from '../sql/wakeups.js';
+import { withLiterals } from './postgres.sql.js';
 
 /** One channel for every schema; the payload names the schema, then the hub. */
 const CHANNEL = 'chatlog_changes';
 const RECONNECT_FIRST_MS = 100;
 const RECONNECT_MAX_MS = 5_000;
 
+const NOTIFY_SQL = `SELECT pg_notify('${CHANNEL}', ?) AS sent`;
+const payloadOf = (schema: string | undefined, hubId: string) => `${schema ?? 'public'}\n${hubId}`;
+
 /** Tells every node, at commit, that these hubs changed (call inside the write transaction). */
 export async function announceChanges(tx: Transaction, schema: string | undefined, hubIds: Iterable<string>) {
-  for (const hubId of hubIds) {
-    await tx.get(`SELECT pg_notify('${CHANNEL}', ?) AS sent`, [`${schema ?? 'public'}\n${hubId}`]);
-  }
+  for (const hubId of hubIds) await tx.get(NOTIFY_SQL, [payloadOf(schema, hubId)]);
 }
+
+/** announceChanges' statements with their values written in, to send with others in one round trip. */
+export const announcementStatements = (schema: string | undefined, hubIds: Iterable<string>): string[] =>
+  [...hubIds].map((hubId) => withLiterals(NOTIFY_SQL, [payloadOf(schema, hubId)]));
 
 export interface PostgresWakeupsOptions {
   connectionString: string;

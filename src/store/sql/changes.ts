@@ -69,30 +69,28 @@ export class FeedClock {
    * to those hubs.
    */
   async lock(hubIds: Iterable<string>): Promise<void> {
-    for (const hubId of [...new Set(hubIds)].sort()) {
+    for (const hubId of lockOrder(hubIds)) {
       if (this.held.has(hubId)) continue;
-      const row = await this.tx.get<{
-        last_seq: number;
-        max_created_at: number | null;
-        append_floor: number | null;
-        append_epoch: number;
-      }>(
-        `UPDATE hubs SET data_version = data_version + 1 WHERE id = ?
-         RETURNING last_seq, max_created_at, append_floor, append_epoch`,
-        [hubId],
-      );
-      // A hub that does not exist: its writes fail in next(), each alone.
-      if (!row) continue;
-      this.held.set(hubId, {
-        lastSeq: row.last_seq,
-        seqAtLock: row.last_seq,
-        maxCreatedAt: row.max_created_at,
-        appendFloor: row.append_floor,
-        appendEpoch: row.append_epoch,
-        history: false,
-        touched: false,
-      });
+      this.hold(hubId, await this.tx.get<LockedHub>(LOCK_HUB_SQL, [hubId]));
     }
+  }
+
+  /**
+   * Takes what LOCK_HUB_SQL returned for a hub this transaction has just locked (an engine that
+   * sends the lock its own way, with its BEGIN: postgres.fast-ingest.ts). A hub that does not exist
+   * (no row): its writes fail in next(), each alone.
+   */
+  hold(hubId: string, row: LockedHub | undefined): void {
+    if (!row || this.held.has(hubId)) return;
+    this.held.set(hubId, {
+      lastSeq: row.last_seq,
+      seqAtLock: row.last_seq,
+      maxCreatedAt: row.max_created_at,
+      appendFloor: row.append_floor,
+      appendEpoch: row.append_epoch,
+      history: false,
+      touched: false,
+    });
   }
 
   private hub(hubId: string): HeldHub {
@@ -146,19 +144,55 @@ export class FeedClock {
 
   /** Writes the hubs' new positions and versions; resolves to the hubs whose feed grew. */
   async finish(): Promise<string[]> {
-    const changed: string[] = [];
+    const { updates, grown } = this.finishing();
+    for (const params of updates) await this.tx.run(FINISH_HUB_SQL, params);
+    return grown;
+  }
+
+  /**
+   * What finish() writes, for an engine that sends it its own way: FINISH_HUB_SQL's parameters for
+   * each hub that changed, and the hubs whose feed grew.
+   */
+  finishing(): { updates: FinishValues[]; grown: string[] } {
+    const updates: FinishValues[] = [];
+    const grown: string[] = [];
     for (const [hubId, hub] of this.held) {
       if (!hub.touched) continue;
-      await this.tx.run(
-        `UPDATE hubs SET last_seq = ?, max_created_at = ?, append_floor = ?, append_epoch = ?,
-           history_version = history_version + ? WHERE id = ?`,
-        [hub.lastSeq, hub.maxCreatedAt, hub.appendFloor, hub.appendEpoch, hub.history ? 1 : 0, hubId],
-      );
-      if (hub.lastSeq !== hub.seqAtLock) changed.push(hubId);
+      updates.push([
+        hub.lastSeq,
+        hub.maxCreatedAt,
+        hub.appendFloor,
+        hub.appendEpoch,
+        hub.history ? 1 : 0,
+        hubId,
+      ]);
+      if (hub.lastSeq !== hub.seqAtLock) grown.push(hubId);
     }
-    return changed;
+    return { updates, grown };
   }
 }
+
+/** What locking a hub reads (FeedClock.lock). */
+export interface LockedHub {
+  last_seq: number;
+  max_created_at: number | null;
+  append_floor: number | null;
+  append_epoch: number;
+}
+
+/** The order in which a write locks its hubs: by id, so that two writers never lock crosswise. */
+export const lockOrder = (hubIds: Iterable<string>): string[] => [...new Set(hubIds)].sort();
+
+/** Locks a hub's row (FeedClock.lock), counting a change to its data; returns a LockedHub. */
+export const LOCK_HUB_SQL = `UPDATE hubs SET data_version = data_version + 1 WHERE id = ?
+  RETURNING last_seq, max_created_at, append_floor, append_epoch`;
+
+/** FINISH_HUB_SQL's values: last_seq, max_created_at, append_floor, append_epoch, history step, hub. */
+type FinishValues = [number, number | null, number | null, number, 0 | 1, string];
+
+/** Writes a hub's position and versions at the end of a write (FeedClock.finishing's parameters). */
+export const FINISH_HUB_SQL = `UPDATE hubs SET last_seq = ?, max_created_at = ?, append_floor = ?, append_epoch = ?,
+  history_version = history_version + ? WHERE id = ?`;
 
 export type LoggedChange =
   | { type: 'message.deleted'; contactId: number; messageId: string; reason: 'unsend' }
