@@ -30,11 +30,18 @@ export async function startServer(
   options: { answerThreads?: number } = {},
 ): Promise<RunningServer> {
   const logger = createLogger(config.logLevel, logDestination);
-  const store = await openStore(config, (error) =>
-    logger.warn(
-      { err: { message: error.message, code: (error as NodeJS.ErrnoException).code } },
-      'database connection lost',
-    ),
+  const store = await openStore(
+    config,
+    (error) =>
+      logger.warn(
+        { err: { message: error.message, code: (error as NodeJS.ErrnoException).code } },
+        'database connection lost',
+      ),
+    (error, groups) =>
+      logger.warn(
+        { err: { message: error.message, code: (error as NodeJS.ErrnoException).code }, groups },
+        'webhook messages were stored the slow way (statement by statement) on PostgreSQL',
+      ),
   );
   const secrets = createSecretBox(loadServerSecret(config.secret, config.dataDir));
   const blobs = await openContentStore(config).catch(async (error: unknown) => {

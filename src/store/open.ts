@@ -3,7 +3,11 @@ import type { Config } from '../config.js';
 import { SqliteStore } from './sqlite/sqlite.store.js';
 import type { Store } from './store.js';
 
-export async function openStore(config: Config, onPoolError?: (error: Error) => void): Promise<Store> {
+export async function openStore(
+  config: Config,
+  onPoolError?: (error: Error) => void,
+  onFastPathFailure?: (error: Error, groups: number) => void,
+): Promise<Store> {
   // pg is loaded only when it is used, so that the embedded store starts without it.
   const store: Store = config.databaseUrl
     ? new (await import('./postgres/postgres.store.js')).PostgresStore({
@@ -14,6 +18,7 @@ export async function openStore(config: Config, onPoolError?: (error: Error) => 
         statementTimeoutMs: config.pgStatementTimeoutMs,
         connectTimeoutMs: config.pgConnectTimeoutMs,
         onPoolError,
+        onFastPathFailure,
       })
     : new SqliteStore({ dataDir: config.dataDir });
   try {

@@ -36,7 +36,7 @@ const HOSTILE = [
 
 /**
  * Text of hostile characters and any single UTF-16 unit. NUL only where the store can hold it:
- * PostgreSQL's text cannot, and chatlog refuses it before it reaches a store.
+ * PostgreSQL's text cannot (chatlog keeps U+FFFD there: test/contract/nul.test.ts).
  */
 export function hostileText(options: { nul: boolean }): fc.Arbitrary<string> {
   const char = fc.oneof(

@@ -29,7 +29,7 @@ test('a value written as a literal comes back as it was', {
     await fc.assert(
       fc.asyncProperty(
         textArb,
-        fc.oneof(fc.integer(), fc.maxSafeInteger(), fc.constant(-0)),
+        fc.oneof(fc.integer(), fc.maxSafeInteger(), fc.constant(Number.MIN_SAFE_INTEGER), fc.constant(-0)),
         fc.constantFrom(null, 'x'),
         async (text, number, maybe) => {
           // Two statements in one round trip, as the webhook path sends them.
@@ -43,7 +43,13 @@ test('a value written as a literal comes back as it was', {
     );
     assert.throws(() => withLiterals('SELECT ?', []), /more placeholders/);
     assert.throws(() => withLiterals('SELECT 1', ['x']), /fewer placeholders/);
-    assert.throws(() => withLiterals('SELECT ?', [Number.NaN]), /finite/);
+    assert.throws(() => withLiterals('SELECT ?', [Number.NaN]), /safe integer/);
+    assert.throws(() => withLiterals('SELECT ?', [1.5]), /safe integer/);
+    // A negative number after a minus sign stays a number, not the start of a comment.
+    const [negated] = (await client.query(
+      `${withLiterals('SELECT -? AS n', [-5])}; SELECT 1`,
+    )) as unknown as pg.QueryResult[];
+    assert.deepEqual(negated?.rows[0], { n: 5 });
   } finally {
     await client.end();
     await t.close();

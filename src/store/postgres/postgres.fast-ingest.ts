@@ -21,11 +21,12 @@ import {
   type LockedHub,
   lockOrder,
   MESSAGE_ID,
+  UnlockedHub,
 } from '../sql/changes.js';
 import { hubsOfGroup, type IngestRequest } from '../sql/ingest.js';
 import { messageTokens } from '../sql/search.js';
 import type { IngestOperation, IngestOutcome } from '../store.js';
-import { postgresSql, withLiterals } from './postgres.sql.js';
+import { postgresSql, storable, withLiterals } from './postgres.sql.js';
 import { announcementStatements } from './postgres.wakeups.js';
 
 /** True when the fast path can take the group. */
@@ -46,7 +47,12 @@ export interface StoredGroup {
 export async function storeMessageGroup(
   client: pg.ClientBase,
   group: readonly IngestRequest[],
-  options: { schema: string | undefined; searchIndex: boolean },
+  options: {
+    schema: string | undefined;
+    searchIndex: boolean;
+    /** The client's timeout for one statement: the first round trip may wait for each hub's lock. */
+    statementTimeoutMs: number;
+  },
   drop: (error: Error) => void,
 ): Promise<StoredGroup> {
   const hubIds = lockOrder(hubsOfGroup(group));
@@ -54,9 +60,11 @@ export async function storeMessageGroup(
   const clock = new FeedClock(postgresSql(client));
   try {
     // Several statements: pg answers with one result each, BEGIN's first.
-    const begun = (await client.query(
-      ['BEGIN', ...hubIds.map((hubId) => withLiterals(LOCK_HUB_SQL, [hubId]))].join(';\n'),
-    )) as unknown as Array<pg.QueryResult<LockedHub>>;
+    const begun = (await client.query({
+      text: ['BEGIN', ...hubIds.map((hubId) => withLiterals(LOCK_HUB_SQL, [hubId]))].join(';\n'),
+      // PostgreSQL times each statement of the message alone.
+      query_timeout: options.statementTimeoutMs * hubIds.length,
+    } as pg.QueryConfig)) as unknown as Array<pg.QueryResult<LockedHub>>;
     hubIds.forEach((hubId, i) => {
       clock.hold(hubId, begun[i + 1]?.rows[0]);
     });
@@ -71,9 +79,25 @@ export async function storeMessageGroup(
     );
     return { outcomes, grown };
   } catch (error) {
+    // A prepared statement this connection can no longer use (gone behind a pooler, or its plan's
+    // result changed by a migration) would fail every group it takes: the connection is dropped.
+    if (STALE_STATEMENT.has((error as { code?: string }).code ?? '')) drop(error as Error);
     await client.query('ROLLBACK').catch(drop);
     throw error;
   }
+}
+
+/** invalid_sql_statement_name, feature_not_supported ("cached plan must not change result type"). */
+const STALE_STATEMENT = new Set(['26000', '0A000']);
+
+/**
+ * Whether the shared way was expected to take a group the fast path gave up: a message id another
+ * message has (a unique violation), a contact another node made meanwhile (its NULL id), or a hub
+ * that does not exist (FeedClock). Anything else is worth an operator's look.
+ */
+export function expectedFallback(error: unknown): boolean {
+  const code = (error as { code?: string }).code;
+  return code === '23505' || code === '23502' || error instanceof UnlockedHub;
 }
 
 /**
@@ -88,7 +112,7 @@ export async function storeMessageGroup(
  * Prepared once per connection: parsing and planning it took about a third of its time (1.3 of
  * 3.3 ms for a group of 32).
  *
- * Returns what was created, to credit each request.
+ * Returns each request's outcome.
  */
 async function storeMessages(
   client: pg.ClientBase,
@@ -139,7 +163,8 @@ async function storeMessages(
     const outcome: IngestOutcome = { stored: 0, duplicates: 0, removed: 0, contactsCreated: [] };
     for (const op of item.operations as MessageOp[]) {
       if (contactBy.has(index++)) outcome.contactsCreated.push(op.lineId);
-      if (newRows.delete(`${item.hubId}\u0000${op.sourceId}`)) {
+      // As stored: a source id is text too (postgres.sql.ts storable).
+      if (newRows.delete(`${item.hubId}\u0000${storable(op.sourceId)}`)) {
         outcome.stored += 1;
         clock.stored(item.hubId, op.createdAt);
       } else outcome.duplicates += 1;

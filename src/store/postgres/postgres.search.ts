@@ -7,7 +7,7 @@
 import type { Sql, SqlValue } from '../sql/executor.js';
 import { type IndexedMessage, messageTokens, type SearchEngine } from '../sql/search.js';
 
-/** Index rows of many messages in one statement (also the fast ingest path's and the import's); numbered for a raw client too. */
+/** Index rows of many messages in one statement (also the import's); numbered for a raw client too. */
 export const INSERT_SEARCH_ROWS = `
   INSERT INTO message_search (message_id, hub_id, tokens)
   SELECT i, h, t::tsvector FROM unnest($1::bigint[], $2::text[], $3::text[]) AS x(i, h, t)`;

@@ -25,8 +25,10 @@ export function postgresSql(client: pg.Pool | pg.ClientBase, queryTimeoutMs?: nu
 
 /**
  * A statement written with its values in it, as literals: for the simple protocol, which takes
- * several statements in one round trip but no parameters (postgres.fast-ingest.ts). Numbers must
- * be finite; text is quoted by pg's own escapeLiteral.
+ * several statements in one round trip but no parameters (postgres.fast-ingest.ts). Every `?` of
+ * the text is a value (none may stand in a string literal). Numbers must be safe integers, written
+ * in parentheses (so that `-?` never makes a comment of a negative one); text is quoted by pg's own
+ * escapeLiteral.
  */
 export function withLiterals(text: string, values: readonly SqlValue[]): string {
   let i = 0;
@@ -41,9 +43,35 @@ export function withLiterals(text: string, values: readonly SqlValue[]): string 
 function literal(value: SqlValue): string {
   if (value === null) return 'NULL';
   if (typeof value === 'number') {
-    if (!Number.isFinite(value)) throw new Error('a literal number must be finite');
-    return String(value);
+    if (!Number.isSafeInteger(value)) throw new Error('a literal number must be a safe integer');
+    return `(${value})`;
   }
-  if (typeof value === 'string') return pg.escapeLiteral(value);
+  if (typeof value === 'string') return pg.escapeLiteral(storable(value));
   throw new Error('bytes are not written as literals');
+}
+
+/**
+ * PostgreSQL's text cannot hold U+0000 (a LINE text, a name, a search term may carry one): chatlog
+ * keeps it there as U+FFFD, the replacement character. SQLite keeps it as it came.
+ */
+export const storable = (text: string): string =>
+  text.includes('\u0000') ? text.replaceAll('\u0000', '\uFFFD') : text;
+
+const storableValue = (value: unknown): unknown =>
+  typeof value === 'string' ? storable(value) : Array.isArray(value) ? value.map(storableValue) : value;
+
+/**
+ * The pools' client: every value of a statement (and every element of an array value) that is text
+ * goes to PostgreSQL `storable`, whatever sent it, so that no text of a request can fail a
+ * statement (a 500, and a LINE message lost) for holding U+0000.
+ */
+export class StorableTextClient extends pg.Client {
+  // biome-ignore lint/suspicious/noExplicitAny: pg.Client's query has a dozen overloads; this passes them all through
+  override query(config: any, values?: any, callback?: any): any {
+    if (Array.isArray(values)) return super.query(config, values.map(storableValue), callback);
+    if (config !== null && typeof config === 'object' && Array.isArray(config.values)) {
+      config.values = config.values.map(storableValue);
+    }
+    return super.query(config, values, callback);
+  }
 }

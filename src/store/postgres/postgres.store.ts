@@ -22,11 +22,11 @@ import type {
   PoolState,
 } from '../store.js';
 import { answerJson } from './postgres.answers.js';
-import { onlyMessages, storeMessageGroup } from './postgres.fast-ingest.js';
+import { expectedFallback, onlyMessages, storeMessageGroup } from './postgres.fast-ingest.js';
 import { readFeedJsonByCopy } from './postgres.feed.js';
 import { importIntoPostgres } from './postgres.import.js';
 import { POSTGRES_SEARCH } from './postgres.search.js';
-import { postgresSql } from './postgres.sql.js';
+import { postgresSql, StorableTextClient } from './postgres.sql.js';
 import { announceChanges, PostgresWakeups } from './postgres.wakeups.js';
 
 const INT8_OID = 20;
@@ -115,6 +115,11 @@ export interface PostgresStoreOptions {
   connectTimeoutMs?: number;
   /** Told about pool errors (a dropped idle connection, say); they never crash the process. */
   onPoolError?: (error: Error) => void;
+  /**
+   * Told, at most once a minute, when groups of webhook messages were stored the slow way for an
+   * unexpected reason (postgres.fast-ingest.ts expectedFallback), with how many since the last time.
+   */
+  onFastPathFailure?: (error: Error, groups: number) => void;
   /** False: writes add no search index rows (`npm run bench -- search` measures the index's cost). */
   searchIndex?: boolean;
   /** Ranges of at most this many rows are read by time and sorted; tests force a path (-1: never). */
@@ -155,12 +160,18 @@ export class PostgresStore extends SqlStore {
   protected override readonly groupsInFlight = 1;
   protected override readonly downloadLeaseLock =
     "SELECT pg_advisory_xact_lock(hashtext('chatlog content lease')) AS locked";
+  /** Groups of messages the fast path gave to the shared way since the store opened (tests read it). */
+  fastPathFallbacks = 0;
+  private unexpectedFallbacks = 0;
+  private fallbackToldAt = Number.NEGATIVE_INFINITY;
+  private readonly onFastPathFailure: PostgresStoreOptions['onFastPathFailure'];
   /** The connection of each open write transaction (bulk import sends arrays on it). */
   private readonly clients = new WeakMap<Transaction, pg.PoolClient>();
 
   constructor(options: PostgresStoreOptions) {
     super();
     this.searchIndex = options.searchIndex ?? true;
+    this.onFastPathFailure = options.onFastPathFailure;
     if (options.schema !== undefined && !SCHEMA_NAME.test(options.schema)) {
       throw new Error(`schema "${options.schema}" must be a lower-case SQL identifier`);
     }
@@ -175,6 +186,7 @@ export class PostgresStore extends SqlStore {
       keepAlive: true,
       application_name: 'chatlog',
       types,
+      Client: StorableTextClient,
       options: this.schema ? `-c search_path=${this.schema}` : undefined,
     };
     this.migrationConfig = { ...common, statement_timeout: 0, connectionString: options.connectionString };
@@ -325,14 +337,41 @@ export class PostgresStore extends SqlStore {
   protected override async commitGroup(group: readonly IngestRequest[]): Promise<GroupOutcome[]> {
     if (onlyMessages(group)) {
       const stored = await this.withClient(this.pool, (client, drop) =>
-        storeMessageGroup(client, group, { schema: this.schema, searchIndex: this.searchIndex }, drop),
-      ).catch(() => undefined);
+        storeMessageGroup(
+          client,
+          group,
+          {
+            schema: this.schema,
+            searchIndex: this.searchIndex,
+            statementTimeoutMs: this.smallQueryTimeoutMs,
+          },
+          drop,
+        ),
+      ).catch((error: unknown) => {
+        this.fellBack(error);
+        return undefined;
+      });
       if (stored) {
         if (stored.grown.length > 0) this.wakeups.wake(stored.grown);
         return stored.outcomes;
       }
     }
     return super.commitGroup(group);
+  }
+
+  /** Counts a group the fast path gave up, and tells of an unexpected cause once a minute at most. */
+  private fellBack(error: unknown): void {
+    this.fastPathFallbacks += 1;
+    if (expectedFallback(error)) return;
+    this.unexpectedFallbacks += 1;
+    const now = Date.now();
+    if (now - this.fallbackToldAt < 60_000) return;
+    this.onFastPathFailure?.(
+      error instanceof Error ? error : new Error(String(error)),
+      this.unexpectedFallbacks,
+    );
+    this.unexpectedFallbacks = 0;
+    this.fallbackToldAt = now;
   }
 
   protected importMessages(

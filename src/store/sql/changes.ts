@@ -31,6 +31,14 @@ export function assignedMessageId(sourceId: string, attempt = 0): string {
     .slice(0, 22);
 }
 
+/** A change of a hub that does not exist, or that its write did not lock first. */
+export class UnlockedHub extends Error {
+  constructor(readonly hubId: string) {
+    super(`hub ${hubId} does not exist or was not locked before its change`);
+    this.name = 'UnlockedHub';
+  }
+}
+
 /** An append a day past the floor starts a new epoch there (see schema.ts migration 6). */
 export const APPEND_EPOCH_MS = 24 * 60 * 60 * 1000;
 /** How far below the newest a new floor is set, for messages still on their way. */
@@ -95,7 +103,7 @@ export class FeedClock {
 
   private hub(hubId: string): HeldHub {
     const hub = this.held.get(hubId);
-    if (!hub) throw new Error(`hub ${hubId} does not exist or was not locked before its change`);
+    if (!hub) throw new UnlockedHub(hubId);
     return hub;
   }
 
