@@ -40,7 +40,7 @@ export async function startServer(
     (error, groups) =>
       logger.warn(
         { err: { message: error.message, code: (error as NodeJS.ErrnoException).code }, groups },
-        'webhook messages were stored the slow way (statement by statement) on PostgreSQL',
+        'PostgreSQL: the one-statement path for webhook messages failed; those groups went statement by statement',
       ),
   );
   const secrets = createSecretBox(loadServerSecret(config.secret, config.dataDir));

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { body, messageEvent, signed } from '../fixtures/line.js';
-import { rawRequest, startTestServer, TEST_STORE_KIND, type TestServer } from '../helpers.js';
+import { message, rawRequest, startTestServer, TEST_STORE_KIND, type TestServer } from '../helpers.js';
 
 const SECRET = 'line-channel-secret-for-nul-test';
 const HUB = '6060';
@@ -77,6 +77,18 @@ test('the ingest API takes U+0000 in every text, and a search term or filter of 
     [[`x${KEPT}y`, `S${KEPT}`]],
   );
 
+  // Found by the text as it was sent, whether the search reads the index or not.
+  for (const scanFirst of [0, 1000]) {
+    const { hits } = await server.store.search.page({ hubId: HUB, terms: ['x\u0000y'], limit: 5, scanFirst });
+    assert.deepEqual(
+      hits.map((hit) => hit.message.msg),
+      [`x${KEPT}y`],
+      `scanFirst ${scanFirst}`,
+    );
+  }
+  const found = await get(`/api/line/${HUB}/search?q=${encodeURIComponent('x\u0000y')}&apikey=${readKey}`);
+  assert.equal(found.json.results?.length, 1, JSON.stringify(found.json));
+
   for (const path of [
     `/api/line/${HUB}/search?q=${encodeURIComponent('\u0000')}&apikey=${readKey}`,
     `/api/line/${HUB}/search?q=${encodeURIComponent('x\u0000y')}&apikey=${readKey}`,
@@ -85,4 +97,33 @@ test('the ingest API takes U+0000 in every text, and a search term or filter of 
     const res = await rawRequest(server.url, 'GET', path);
     assert.ok(res.status < 500, `${path}: ${res.status} ${res.body.toString()}`);
   }
+});
+
+test('an import holding U+0000 in a contact and a source id is stored once, however often it comes', async () => {
+  const hubId = '6061';
+  await server.hubs.add(hubId, {});
+  const rows = [
+    message({
+      lineId: 'Uimp\u0000',
+      sourceId: 'import:\u00001',
+      msg: 'i\u0000j',
+      createdAt: 1_700_000_000_000,
+    }),
+    message({ lineId: 'Uimp\u0000', sourceId: 'import:\u00002', msg: 'k', createdAt: 1_700_000_000_001 }),
+  ];
+  const imported = async () =>
+    server.store.messages.importAll(
+      hubId,
+      (async function* () {
+        yield rows;
+      })(),
+      1,
+    );
+  assert.deepEqual(await imported(), { received: 2, inserted: 2, duplicates: 0, contactsCreated: 1 });
+  assert.deepEqual(await imported(), { received: 2, inserted: 0, duplicates: 2, contactsCreated: 0 });
+  const texts: string[] = [];
+  for await (const batch of server.store.messages.stream({ hubId })) {
+    texts.push(...batch.map((row) => `${row.lineId} ${row.msg}`));
+  }
+  assert.deepEqual(texts, [`Uimp${KEPT} i${KEPT}j`, `Uimp${KEPT} k`]);
 });

@@ -71,6 +71,15 @@ test('a group over several hubs takes the fast path; one it cannot store goes th
       );
     }
 
+    // An empty request (the ingest API's `[]`) has nothing for either path, and is no failure.
+    assert.deepEqual(await store.messages.ingest('11', [], 1), {
+      stored: 0,
+      duplicates: 0,
+      removed: 0,
+      contactsCreated: [],
+    });
+    assert.equal(store.fastPathFallbacks, 0);
+
     // A time beyond what the column holds fails the fast path for a cause nobody expects, and the
     // shared way fails the request alone: told once, then counted until a minute has passed.
     const tooLate = 2 ** 63;

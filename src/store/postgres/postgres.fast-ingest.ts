@@ -144,7 +144,7 @@ async function storeMessages(
       all.map(({ op }) => op.line ?? null),
       all.map(({ seq }) => seq),
       // Searchable once answered (./postgres.search.ts): made here for every message, kept for the stored.
-      all.map(({ op }) => (searchIndex ? messageTokens(op.msg) : null)),
+      all.map(({ op }) => (searchIndex ? messageTokens(storable(op.msg)) : null)),
       all.map(({ op }) => op.content?.lineMessageId ?? null),
       all.map(({ op }) => op.content?.kind ?? null),
       all.map(({ op }) => op.content?.fileName ?? null),

@@ -8,6 +8,7 @@ import type { Transaction } from '../sql/executor.js';
 import { hubExists } from '../sql/hubs.js';
 import type { ImportMessage, ImportOutcome } from '../store.js';
 import { INSERT_SEARCH_ROWS, searchRowParams } from './postgres.search.js';
+import { storable } from './postgres.sql.js';
 
 /**
  * Call inside a write transaction on `client` (whose statements `tx` runs) that holds the hub
@@ -86,7 +87,8 @@ export async function importIntoPostgres(
          RETURNING id, msg`,
         [
           hubId,
-          pending.map(({ message }) => idOf.get(message.lineId)),
+          // Text as PostgreSQL keeps it (postgres.sql.ts storable), as the line ids read back are.
+          pending.map(({ message }) => idOf.get(storable(message.lineId))),
           pending.map(({ message }) => message.createdAt),
           pending.map(({ message }) => message.sender),
           pending.map(({ message }) => message.msg),
@@ -111,7 +113,7 @@ export async function importIntoPostgres(
       );
       const stored = new Set(there.rows.map((row) => row.source_id));
       const before = pending.length;
-      pending = pending.filter(({ message }) => !stored.has(message.sourceId));
+      pending = pending.filter(({ message }) => !stored.has(storable(message.sourceId)));
       // Those stored now are this round's, or duplicates: only the others try another id.
       outcome.duplicates += before - pending.length - (result.rowCount ?? 0);
       pending = pending.map((item) => ({ ...item, attempt: item.attempt + 1 }));

@@ -6,19 +6,26 @@
  */
 import type { Sql, SqlValue } from '../sql/executor.js';
 import { type IndexedMessage, messageTokens, type SearchEngine } from '../sql/search.js';
+import { storable } from './postgres.sql.js';
 
 /** Index rows of many messages in one statement (also the import's); numbered for a raw client too. */
 export const INSERT_SEARCH_ROWS = `
   INSERT INTO message_search (message_id, hub_id, tokens)
   SELECT i, h, t::tsvector FROM unnest($1::bigint[], $2::text[], $3::text[]) AS x(i, h, t)`;
 
+/** Tokens of the text as PostgreSQL keeps it (postgres.sql.ts storable), which a search reads. */
 export function searchRowParams(messages: readonly IndexedMessage[]): [number[], string[], string[]] {
-  return [messages.map((m) => m.id), messages.map((m) => m.hubId), messages.map((m) => messageTokens(m.msg))];
+  return [
+    messages.map((m) => m.id),
+    messages.map((m) => m.hubId),
+    messages.map((m) => messageTokens(storable(m.msg))),
+  ];
 }
 
 const GIN = 'CREATE INDEX message_search_tokens ON message_search USING gin (tokens);';
 
 export const POSTGRES_SEARCH: SearchEngine = {
+  keptText: storable,
   ddl: `
     CREATE TABLE message_search (
       message_id BIGINT PRIMARY KEY REFERENCES messages(id) ON DELETE CASCADE,

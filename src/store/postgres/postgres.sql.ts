@@ -70,7 +70,10 @@ export class StorableTextClient extends pg.Client {
   override query(config: any, values?: any, callback?: any): any {
     if (Array.isArray(values)) return super.query(config, values.map(storableValue), callback);
     if (config !== null && typeof config === 'object' && Array.isArray(config.values)) {
-      config.values = config.values.map(storableValue);
+      const storableValues = config.values.map(storableValue);
+      // A Submittable (a cursor) reads its own values when it is submitted; a config is copied.
+      if (typeof config.submit === 'function') config.values = storableValues;
+      else return super.query({ ...config, values: storableValues }, values, callback);
     }
     return super.query(config, values, callback);
   }

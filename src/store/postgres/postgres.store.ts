@@ -9,7 +9,7 @@ import Cursor from 'pg-cursor';
 import * as answer from '../sql/answers.js';
 import { FEED_SQL, type FeedClock, type FeedTuple, feedParams, toChange } from '../sql/changes.js';
 import { numberPlaceholders, type Sql, type Transaction } from '../sql/executor.js';
-import type { GroupOutcome, IngestRequest } from '../sql/ingest.js';
+import { type GroupOutcome, hubsOfGroup, type IngestRequest } from '../sql/ingest.js';
 import { type DdlTypes, migrateSchema } from '../sql/schema.js';
 import { SqlStore, type WriteOptions } from '../sql/sql-store.js';
 import type {
@@ -163,7 +163,9 @@ export class PostgresStore extends SqlStore {
   /** Groups of messages the fast path gave to the shared way since the store opened (tests read it). */
   fastPathFallbacks = 0;
   private unexpectedFallbacks = 0;
+  private lastUnexpected: Error | undefined;
   private fallbackToldAt = Number.NEGATIVE_INFINITY;
+  private fallbackTimer: NodeJS.Timeout | undefined;
   private readonly onFastPathFailure: PostgresStoreOptions['onFastPathFailure'];
   /** The connection of each open write transaction (bulk import sends arrays on it). */
   private readonly clients = new WeakMap<Transaction, pg.PoolClient>();
@@ -296,6 +298,7 @@ export class PostgresStore extends SqlStore {
   }
 
   protected async closeConnections(): Promise<void> {
+    clearTimeout(this.fallbackTimer);
     await Promise.all([this.pool.end(), this.streamPool.end(), this.feedPool.end()]);
   }
 
@@ -335,7 +338,8 @@ export class PostgresStore extends SqlStore {
 
   /** Messages only (the common case): three round trips; any other group, or if it fails, the shared path. */
   protected override async commitGroup(group: readonly IngestRequest[]): Promise<GroupOutcome[]> {
-    if (onlyMessages(group)) {
+    // A group of empty requests (the ingest API's `[]`) has nothing for the fast path.
+    if (onlyMessages(group) && hubsOfGroup(group).length > 0) {
       const stored = await this.withClient(this.pool, (client, drop) =>
         storeMessageGroup(
           client,
@@ -359,19 +363,26 @@ export class PostgresStore extends SqlStore {
     return super.commitGroup(group);
   }
 
-  /** Counts a group the fast path gave up, and tells of an unexpected cause once a minute at most. */
+  /**
+   * Counts a group the fast path gave up. A PostgreSQL error the shared way does not expect is told,
+   * with how many groups, at once and then at most once a minute. Other errors (the database out of
+   * reach, the store closing) fail the shared way too, and are told there.
+   */
   private fellBack(error: unknown): void {
     this.fastPathFallbacks += 1;
-    if (expectedFallback(error)) return;
+    if (expectedFallback(error) || !(error instanceof pg.DatabaseError)) return;
     this.unexpectedFallbacks += 1;
-    const now = Date.now();
-    if (now - this.fallbackToldAt < 60_000) return;
-    this.onFastPathFailure?.(
-      error instanceof Error ? error : new Error(String(error)),
-      this.unexpectedFallbacks,
-    );
-    this.unexpectedFallbacks = 0;
-    this.fallbackToldAt = now;
+    this.lastUnexpected = error;
+    if (this.fallbackTimer) return;
+    const tell = () => {
+      this.fallbackTimer = undefined;
+      if (this.lastUnexpected) this.onFastPathFailure?.(this.lastUnexpected, this.unexpectedFallbacks);
+      this.unexpectedFallbacks = 0;
+      this.fallbackToldAt = Date.now();
+    };
+    const wait = this.fallbackToldAt + 60_000 - Date.now();
+    if (wait <= 0) tell();
+    else this.fallbackTimer = setTimeout(tell, wait).unref();
   }
 
   protected importMessages(

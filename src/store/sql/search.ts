@@ -183,6 +183,8 @@ export interface SearchEngine {
    * erasure), in it: SQLite turns FTS5's merging off for it (see sqlite.search.ts).
    */
   deleting?: { before: string; after: string };
+  /** The text as the engine keeps it, where it differs (PostgreSQL: U+0000 as U+FFFD, postgres.sql.ts). */
+  keptText?: (text: string) => string;
 }
 
 /**
@@ -254,7 +256,9 @@ export async function searchPage(
   engine: SearchEngine,
   query: SearchQuery,
 ): Promise<{ hits: SearchHit[]; hasMore: boolean }> {
-  const { hubId, terms, limit } = query;
+  const { hubId, limit } = query;
+  // Compared with the text as the engine keeps it.
+  const terms = engine.keptText ? query.terms.map(engine.keptText) : query.terms;
   let contactId: number | undefined;
   if (query.lineId !== undefined) {
     const contact = await sql.get<{ id: number }>(
