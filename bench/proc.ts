@@ -105,3 +105,56 @@ export function machineCpu(): { busy: number; iowait: number } {
   const ticks = clockTicks();
   return { busy: (user + nice + system + irq + softirq + steal) / ticks, iowait: iowait / ticks };
 }
+
+/** The process and every process below it (a cluster's workers), as pids; those gone are skipped. */
+function withDescendants(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      children.set(parent, [...(children.get(parent) ?? []), Number(entry)]);
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  const all: number[] = [];
+  const walk = (p: number) => {
+    all.push(p);
+    for (const child of children.get(p) ?? []) walk(child);
+  };
+  walk(pid);
+  return all;
+}
+
+const cpuOrZero = (pid: number) => {
+  try {
+    return cpuSeconds(pid);
+  } catch {
+    return 0;
+  }
+};
+
+/** CPU seconds of a process and its descendants so far (a server and its cluster's workers). */
+export function treeCpuSeconds(pid: number): number {
+  return withDescendants(pid).reduce((sum, p) => sum + cpuOrZero(p), 0);
+}
+
+/**
+ * CPU seconds of every PostgreSQL process of this machine so far (its backends, WAL writer,
+ * autovacuum): what a local database spends for a bench. 0 where none runs here.
+ */
+export function postgresCpuSeconds(): number {
+  let sum = 0;
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').startsWith('postgres'))
+        sum += cpuSeconds(Number(entry));
+    } catch {
+      // Gone meanwhile, or not ours to read.
+    }
+  }
+  return sum;
+}

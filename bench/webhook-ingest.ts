@@ -19,6 +19,7 @@ import { PostgresStore } from '../src/store/postgres/postgres.store.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite.store.js';
 import type { Store } from '../src/store/store.js';
 import { readArgs } from './args.js';
+import { postgresCpuSeconds, treeCpuSeconds } from './proc.js';
 import { ROOT, runWebhookLoad, startBaseline, startChatlog, stop, stopAll } from './processes.js';
 
 const SECRET = 'chatlog-bench-webhook-secret-0123456789';
@@ -46,10 +47,37 @@ interface LoadResult {
   eventsPerSecond: number;
   p50ms: number;
   p99ms: number;
+  /** The load generator's own CPU while it sent. */
+  cpuSeconds: number;
 }
 
-function load(url: string, prefix: string): Promise<LoadResult> {
-  return runWebhookLoad<LoadResult>(url, CHANNEL_SECRET, { concurrency, seconds, perRequest, prefix });
+/** CPU (user + system) an event sent, µs: the server's processes, PostgreSQL's, the load generator's. */
+interface CpuPerEvent {
+  server: number;
+  postgres: number;
+  load: number;
+}
+
+/** The load against `url`, and what each process spent on it (`pid`: the server, with its workers). */
+async function load(url: string, prefix: string, pid: number): Promise<LoadResult & { cpu: CpuPerEvent }> {
+  const server0 = treeCpuSeconds(pid);
+  const postgres0 = postgresCpuSeconds();
+  const result = await runWebhookLoad<LoadResult>(url, CHANNEL_SECRET, {
+    concurrency,
+    seconds,
+    perRequest,
+    prefix,
+  });
+  const events = Math.max(1, result.requests * perRequest);
+  const perEvent = (cpuSeconds: number) => (cpuSeconds / events) * 1e6;
+  return {
+    ...result,
+    cpu: {
+      server: perEvent(treeCpuSeconds(pid) - server0),
+      postgres: perEvent(postgresCpuSeconds() - postgres0),
+      load: perEvent(result.cpuSeconds),
+    },
+  };
 }
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'chatlog-bench-webhook-'));
@@ -77,14 +105,15 @@ try {
   const { child: baseline, base: baselineBase } = await startBaseline('webhook-baseline-server.ts', [
     CHANNEL_SECRET,
   ]);
-  const ceiling = await load(`${baselineBase}/webhooks/line/${HUB}`, 'base');
+  const ceiling = await load(`${baselineBase}/webhooks/line/${HUB}`, 'base', baseline.pid ?? 0);
   await stop(baseline);
 
-  const { child: server, base: url } = await startChatlog(
-    { ...storeEnv, CHATLOG_SECRET: SECRET, LOG_LEVEL: 'warn' },
-    { workers },
-  );
-  const chatlog = await load(`${url}/webhooks/line/${HUB}`, 'chatlog');
+  const {
+    child: server,
+    pid: serverPid,
+    base: url,
+  } = await startChatlog({ ...storeEnv, CHATLOG_SECRET: SECRET, LOG_LEVEL: 'warn' }, { workers });
+  const chatlog = await load(`${url}/webhooks/line/${HUB}`, 'chatlog', serverPid);
   await stop(server);
 
   // Every acknowledged event must be in the store.
@@ -104,6 +133,21 @@ try {
   console.log(row('bare node:http (ceiling)', ceiling));
   console.log(row(`chatlog, durable (${kind})`, chatlog));
   console.log(`\nratio to the ceiling: ${(chatlog.eventsPerSecond / ceiling.eventsPerSecond).toFixed(2)}`);
+  // What each process spent an event, against what the machine's cores leave an event at the
+  // issue's goal (0.9 of the ceiling on SQLite, 0.8 on PostgreSQL): the arithmetic of
+  // bench/results/2026-11-28-issue-20-limits.md, measured in every run.
+  const cpuRow = (name: string, r: { cpu: CpuPerEvent }) =>
+    `${name.padEnd(28)} ${r.cpu.server.toFixed(0).padStart(9)} ${r.cpu.postgres.toFixed(0).padStart(9)} ${r.cpu.load.toFixed(0).padStart(9)} ${(r.cpu.server + r.cpu.postgres + r.cpu.load).toFixed(0).padStart(9)}`;
+  console.log(
+    `\nCPU an event, µs        ${'server'.padStart(13)} ${'postgres'.padStart(9)} ${'load'.padStart(9)} ${'all'.padStart(9)}`,
+  );
+  console.log(cpuRow('bare node:http (ceiling)', ceiling));
+  console.log(cpuRow(`chatlog (${kind})`, chatlog));
+  const goal = kind === 'sqlite' ? 0.9 : 0.8;
+  const cores = os.availableParallelism();
+  console.log(
+    `at ${goal} of the ceiling's rate, ${cores} cores leave ${((cores * 1e6) / (goal * ceiling.eventsPerSecond)).toFixed(0)} µs an event for all three`,
+  );
   console.log(
     `acknowledged ${chatlog.acknowledgedEvents} events; stored ${stored} (${stored >= chatlog.acknowledgedEvents ? 'none lost' : 'LOST SOME'})`,
   );
