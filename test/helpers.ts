@@ -19,7 +19,7 @@ import type { AnswerCache } from '../src/modules/messages/messages.cache.js';
 import type { AnswerSource } from '../src/modules/messages/messages.usecases.js';
 import type { ContentStore } from '../src/store/content/content-store.js';
 import { openContentStore } from '../src/store/content/open.js';
-import { PostgresStore } from '../src/store/postgres/postgres.store.js';
+import { PostgresStore, type PostgresStoreOptions } from '../src/store/postgres/postgres.store.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite.store.js';
 import type { Change, ImportMessage, Store } from '../src/store/store.js';
 
@@ -37,6 +37,32 @@ export const TEST_STORE_KIND: 'sqlite' | 'postgres' =
   process.env.CHATLOG_TEST_STORE === 'postgres' ? 'postgres' : 'sqlite';
 export const TEST_DATABASE_URL =
   process.env.CHATLOG_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+/**
+ * How long a test's PostgreSQL connection may take to open. chatlog's default (2 s) is a server's;
+ * test files run side by side on a loaded machine, where a connection (or the event loop that times
+ * it) can take longer without anything being wrong.
+ */
+export const TEST_PG_CONNECT_TIMEOUT_MS = 30_000;
+
+/** A PostgresStore on the test database, with a test's connect timeout. */
+export function testPostgresStore(
+  options: Partial<PostgresStoreOptions> & { schema: string | undefined },
+): PostgresStore {
+  return new PostgresStore({
+    connectionString: TEST_DATABASE_URL,
+    connectTimeoutMs: TEST_PG_CONNECT_TIMEOUT_MS,
+    ...options,
+  });
+}
+
+/** The environment of a `chatlog` child process on a schema of the test database. */
+export function testPostgresEnv(schema: string): Record<string, string> {
+  return {
+    DATABASE_URL: TEST_DATABASE_URL,
+    CHATLOG_PG_SCHEMA: schema,
+    CHATLOG_PG_CONNECT_TIMEOUT_MS: String(TEST_PG_CONNECT_TIMEOUT_MS),
+  };
+}
 
 export interface TestStore {
   dir: string;
@@ -64,15 +90,10 @@ export async function createTestStore(options: { writerThread?: boolean } = {}):
   let cleanUp = async (): Promise<void> => {};
   if (TEST_STORE_KIND === 'postgres') {
     const schema = `chatlog_test_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
-    const postgres = new PostgresStore({
-      connectionString: TEST_DATABASE_URL,
-      schema,
-      statementTimeoutMs: 30_000,
-    });
-    store = postgres;
-    env = { ...env, DATABASE_URL: TEST_DATABASE_URL, CHATLOG_PG_SCHEMA: schema };
+    store = testPostgresStore({ schema, statementTimeoutMs: 30_000 });
+    env = { ...env, ...testPostgresEnv(schema) };
     cleanUp = async () => {
-      const dropper = new PostgresStore({ connectionString: TEST_DATABASE_URL, schema });
+      const dropper = testPostgresStore({ schema });
       await dropper.dropSchema();
       await dropper.close();
     };
@@ -101,7 +122,7 @@ export async function createTestStore(options: { writerThread?: boolean } = {}):
 /** Opens another connection to a test store (after a child process wrote to it, say). */
 export function reopenTestStore(t: Pick<TestStore, 'dir' | 'env'>): Store {
   if (t.env.DATABASE_URL) {
-    return new PostgresStore({ connectionString: t.env.DATABASE_URL, schema: t.env.CHATLOG_PG_SCHEMA });
+    return testPostgresStore({ connectionString: t.env.DATABASE_URL, schema: t.env.CHATLOG_PG_SCHEMA });
   }
   return new SqliteStore({ dataDir: t.dir });
 }

@@ -36,7 +36,7 @@ const OPENS_SQLITE_DIRECTLY = /\bnew SqliteStore\(/;
 const SQLITE_ONLY = /^\s*\/\/\s*sqlite-only:\s*(\S.*)$/m;
 /** What the quick loop must not need: the servers and a browser (each file also reaches them itself). */
 const NEEDS_SERVICE: [string, RegExp][] = [
-  ['PostgreSQL', /\bPostgresStore\b|TEST_DATABASE_URL|from 'pg'/],
+  ['PostgreSQL', /\bPostgresStore\b|\btestPostgres(Store|Env)\b|TEST_DATABASE_URL|from 'pg'/],
   ['Redis', /\bredisUrl\b|REDIS_URL|ioredis/],
   ['Chromium', /launchChromium|playwright-core/],
 ];

@@ -46,7 +46,7 @@ before(async () => {
   myAdmin = (await server.keys.issue(MINE, 'admin', '')).key;
   theirAdmin = (await server.keys.issue(THEIRS, 'admin', '')).key;
 });
-after(() => server.close());
+after(() => server?.close());
 
 describe('the webhooks page of the account screen, over HTTP', () => {
   test("an account cannot see, add to or remove another account's hub's endpoints", async () => {

@@ -47,7 +47,7 @@ before(async () => {
     message({ lineId: 'U-b', msg: 'next day', createdAt: Date.UTC(2024, 4, 2, 2) }),
   ]);
 });
-after(() => server.close());
+after(() => server?.close());
 
 test('the client returns exactly what the API answers', async () => {
   const client = new ChatlogClient({ baseUrl: `${server.url}/`, apiKey: key });

@@ -128,7 +128,7 @@ before(async () => {
   await server.accounts.add('Owner@Example.com', ['501', '502'], PASSWORD);
   await server.accounts.add('other@example.com', ['503'], PASSWORD);
 });
-after(() => server.close());
+after(() => server?.close());
 
 describe('the account screen', () => {
   test('the sign-in page: labelled fields, strict security headers, a private sign-in cookie', async () => {

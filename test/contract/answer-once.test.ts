@@ -40,7 +40,7 @@ before(async () => {
   );
 });
 
-after(() => server.close());
+after(() => server?.close());
 
 test('32 requests for the same day at once read it once, and all get the same bytes', async () => {
   for (const encoding of ['identity', 'gzip', 'br']) {

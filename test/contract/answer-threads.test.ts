@@ -54,7 +54,7 @@ before(async () => {
   await threads.whenReady();
 });
 
-after(() => server.close());
+after(() => server?.close());
 
 const url = (query: string) => `/api/line/100/messages?apikey=${key}${query}`;
 

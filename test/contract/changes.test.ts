@@ -58,7 +58,7 @@ async function errorOf(path: string, init?: RequestInit): Promise<[number, strin
 before(async () => {
   server = await startTestServer();
 });
-after(() => server.close());
+after(() => server?.close());
 
 test('a webhook message, an ingest message and an unsend, read through the feed', async () => {
   const { hubId, read, ingest: ingestKey } = await newHub();

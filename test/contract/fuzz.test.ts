@@ -45,7 +45,7 @@ before(async () => {
     ),
   );
 });
-after(() => server.close());
+after(() => server?.close());
 
 const awkward = fc.oneof(
   fc.string({ maxLength: 40 }),

@@ -25,7 +25,7 @@ before(async () => {
   await server.keys.setRateLimit(limited.summary.id, { requests: 1, perSeconds: 3600 });
   limitedKey = limited.key;
 });
-after(() => server.close());
+after(() => server?.close());
 
 const json = { 'content-type': 'application/json' };
 const bearer = (key: string) => ({ authorization: `Bearer ${key}` });

@@ -40,7 +40,7 @@ before(async () => {
   readKey = (await server.keys.issue(HUB, 'read', 'reader')).key;
   otherHubIngestKey = (await server.keys.issue('5353', 'ingest', '')).key;
 });
-after(() => server.close());
+after(() => server?.close());
 
 describe('authentication', () => {
   test('no key, a bad key, a read key, another hub, a bad hub id: refused before the body is read', async () => {

@@ -24,7 +24,7 @@ before(async () => {
   readKey = (await server.keys.issue(HUB, 'read', '')).key;
   ingestKey = (await server.keys.issue(HUB, 'ingest', '')).key;
 });
-after(() => server.close());
+after(() => server?.close());
 
 const get = async (path: string) => {
   const res = await rawRequest(server.url, 'GET', path);

@@ -40,7 +40,7 @@ before(async () => {
   await server.hubs.add(HUB, {});
   ingestKey = (await server.keys.issue(HUB, 'ingest', 'openapi test')).key;
 });
-after(() => server.close());
+after(() => server?.close());
 
 test('OpenAPI 3.1, every route the app answers for clients, and no route it does not have', async () => {
   assert.equal(document.openapi, '3.1.0');

@@ -10,7 +10,7 @@ let nextHub = 5000;
 before(async () => {
   server = await startTestServer({ logLevel: 'warn' });
 });
-after(() => server.close());
+after(() => server?.close());
 
 const ZONES = [
   'UTC',

@@ -88,7 +88,7 @@ before(async () => {
     }),
   ]);
 });
-after(() => server.close());
+after(() => server?.close());
 
 const msgsOf = (body: Array<{ messages: Array<{ msg: string }> }>) =>
   body.flatMap((c) => c.messages.map((m) => m.msg));

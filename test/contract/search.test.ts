@@ -67,7 +67,7 @@ async function errorOf(path: string, init?: RequestInit): Promise<[number, strin
 before(async () => {
   server = await startTestServer();
 });
-after(() => server.close());
+after(() => server?.close());
 
 test('a two-character Japanese word, half-width kana and full-width Latin are found; the answer is rendered as §3', async () => {
   const { hubId, read, ingest: key } = await newHub();

@@ -22,7 +22,7 @@ before(async () => {
     }),
   ]);
 });
-after(() => server.close());
+after(() => server?.close());
 
 test('a listening server answers the sample request with the contact and its message', async () => {
   const response = await server.request(

@@ -13,11 +13,18 @@ import { createSecretBox } from '../../src/lib/secrets.js';
 import { PER_HUB } from '../../src/modules/content/content.worker.js';
 import { HubService } from '../../src/modules/hubs/hubs.usecases.js';
 import { KeyService } from '../../src/modules/keys/keys.usecases.js';
-import { PostgresStore } from '../../src/store/postgres/postgres.store.js';
+import type { PostgresStore } from '../../src/store/postgres/postgres.store.js';
 import { type FakeLine, type FakeLineRequest, startFakeLine } from '../fixtures/fake-line.js';
 import { body, messageEvent, signed } from '../fixtures/line.js';
 import { startServe, stop } from '../fixtures/serve.js';
-import { freePort, rawRequest, TEST_DATABASE_URL, TEST_SECRET, withoutSettings } from '../helpers.js';
+import {
+  freePort,
+  rawRequest,
+  TEST_SECRET,
+  testPostgresEnv,
+  testPostgresStore,
+  withoutSettings,
+} from '../helpers.js';
 
 const schema = `chatlog_test_content_nodes_${process.pid}`;
 const CHANNEL_SECRET = 'a11ce0ffee0ddba11deadbeef0654321';
@@ -39,8 +46,7 @@ async function startNode(): Promise<Node> {
   const port = await freePort();
   const env = {
     ...withoutSettings(),
-    DATABASE_URL: TEST_DATABASE_URL,
-    CHATLOG_PG_SCHEMA: schema,
+    ...testPostgresEnv(schema),
     CHATLOG_SECRET: TEST_SECRET,
     LINE_API_DATA_BASE_URL: line.base,
   };
@@ -77,7 +83,7 @@ function mostAtOnce(requests: FakeLineRequest[]): number {
 }
 
 before(async () => {
-  store = new PostgresStore({ connectionString: TEST_DATABASE_URL, schema });
+  store = testPostgresStore({ schema });
   await store.migrate();
   const secrets = createSecretBox(TEST_SECRET);
   hubs = new HubService(store, secrets);

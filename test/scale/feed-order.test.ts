@@ -15,9 +15,9 @@ import { after, before, test } from 'node:test';
 import pg from 'pg';
 import { createSecretBox } from '../../src/lib/secrets.js';
 import { HubService } from '../../src/modules/hubs/hubs.usecases.js';
-import { PostgresStore } from '../../src/store/postgres/postgres.store.js';
+import type { PostgresStore } from '../../src/store/postgres/postgres.store.js';
 import type { Change, IngestOperation, MessageRow } from '../../src/store/store.js';
-import { TEST_DATABASE_URL, TEST_SECRET } from '../helpers.js';
+import { TEST_DATABASE_URL, TEST_SECRET, testPostgresStore } from '../helpers.js';
 
 const schema = `chatlog_test_feed_order_${process.pid}`;
 const HUB = '4242';
@@ -29,15 +29,15 @@ let nodes: PostgresStore[] = [];
 let follower: PostgresStore;
 
 before(async () => {
-  nodes = [0, 1].map(() => new PostgresStore({ connectionString: TEST_DATABASE_URL, schema }));
+  nodes = [0, 1].map(() => testPostgresStore({ schema }));
   await Promise.all(nodes.map((node) => node.migrate()));
-  follower = new PostgresStore({ connectionString: TEST_DATABASE_URL, schema });
+  follower = testPostgresStore({ schema });
   await new HubService(nodes[0]!, createSecretBox(TEST_SECRET)).add(HUB, {});
 });
 
 after(async () => {
   await Promise.all([...nodes, follower].map((store) => store.close()));
-  const dropper = new PostgresStore({ connectionString: TEST_DATABASE_URL, schema });
+  const dropper = testPostgresStore({ schema });
   await dropper.dropSchema();
   await dropper.close();
 });

@@ -30,7 +30,7 @@ before(async () => {
   port = Number(new URL(server.url).port);
   await server.hubs.add('4242', { lineChannelSecret: 'idle-connections-channel-secret' });
 });
-after(() => server.close());
+after(() => server?.close());
 
 type Kind = 'silent' | 'slow-headers' | 'slow-body';
 

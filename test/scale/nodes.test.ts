@@ -11,9 +11,9 @@ import { fileURLToPath } from 'node:url';
 import { createSecretBox } from '../../src/lib/secrets.js';
 import { HubService } from '../../src/modules/hubs/hubs.usecases.js';
 import { KeyService } from '../../src/modules/keys/keys.usecases.js';
-import { PostgresStore } from '../../src/store/postgres/postgres.store.js';
+import type { PostgresStore } from '../../src/store/postgres/postgres.store.js';
 import { body, messageEvent, signed } from '../fixtures/line.js';
-import { freePort, TEST_DATABASE_URL, TEST_SECRET, waitForStderr } from '../helpers.js';
+import { freePort, TEST_SECRET, testPostgresEnv, testPostgresStore, waitForStderr } from '../helpers.js';
 
 const BIN = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin', 'chatlog');
 const REDIS_URL = process.env.CHATLOG_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -29,8 +29,7 @@ async function startNode(): Promise<string> {
   const child = spawn(process.execPath, [BIN, 'serve', '--workers', '1', '--port', String(port)], {
     env: {
       ...process.env,
-      DATABASE_URL: TEST_DATABASE_URL,
-      CHATLOG_PG_SCHEMA: schema,
+      ...testPostgresEnv(schema),
       REDIS_URL,
       CHATLOG_SECRET: TEST_SECRET,
       LOG_LEVEL: 'warn',
@@ -45,7 +44,7 @@ async function startNode(): Promise<string> {
 before(async () => {
   // Both nodes start on an empty schema at the same moment: both try to migrate.
   urls.push(...(await Promise.all([startNode(), startNode()])));
-  store = new PostgresStore({ connectionString: TEST_DATABASE_URL, schema });
+  store = testPostgresStore({ schema });
   const secrets = createSecretBox(TEST_SECRET);
   await new HubService(store, secrets).add('31', { lineChannelSecret: CHANNEL_SECRET });
   keys = new KeyService(store, secrets);
@@ -76,14 +75,13 @@ test('migrations go to the primary, whatever the read replica is', async () => {
   // A replica that refuses every connection: a migration there would fail (or, on a writable
   // replica, change the wrong database).
   const own = `chatlog_test_replica_${process.pid}`;
-  const node = new PostgresStore({
-    connectionString: TEST_DATABASE_URL,
+  const node = testPostgresStore({
     readConnectionString: 'postgres://postgres@127.0.0.1:9/nowhere',
     schema: own,
   });
   try {
     await node.migrate();
-    const primary = new PostgresStore({ connectionString: TEST_DATABASE_URL, schema: own });
+    const primary = testPostgresStore({ schema: own });
     try {
       assert.equal(await primary.ready(), true);
     } finally {
@@ -103,8 +101,7 @@ test('a key revoked through one node answers 401 on the other at its next reques
   const revoked = spawn(process.execPath, [BIN, 'key', 'revoke', summary.id], {
     env: {
       ...process.env,
-      DATABASE_URL: TEST_DATABASE_URL,
-      CHATLOG_PG_SCHEMA: schema,
+      ...testPostgresEnv(schema),
       CHATLOG_SECRET: TEST_SECRET,
     },
   });

@@ -12,9 +12,9 @@ import { fileURLToPath } from 'node:url';
 import { createSecretBox } from '../../src/lib/secrets.js';
 import { HubService } from '../../src/modules/hubs/hubs.usecases.js';
 import { KeyService } from '../../src/modules/keys/keys.usecases.js';
-import { PostgresStore } from '../../src/store/postgres/postgres.store.js';
+import type { PostgresStore } from '../../src/store/postgres/postgres.store.js';
 import { body, messageEvent, signed } from '../fixtures/line.js';
-import { freePort, TEST_DATABASE_URL, TEST_SECRET, waitForStderr } from '../helpers.js';
+import { freePort, TEST_DATABASE_URL, TEST_SECRET, testPostgresStore, waitForStderr } from '../helpers.js';
 
 const BIN = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'bin', 'chatlog');
 const CHANNEL_SECRET = 'outage-channel-secret-0001';
@@ -53,7 +53,7 @@ let key: string;
 let store: PostgresStore;
 
 before(async () => {
-  store = new PostgresStore({ connectionString: TEST_DATABASE_URL, schema });
+  store = testPostgresStore({ schema });
   await store.migrate();
   const secrets = createSecretBox(TEST_SECRET);
   await new HubService(store, secrets).add('41', { lineChannelSecret: CHANNEL_SECRET });

@@ -9,10 +9,10 @@ import { after, before, test } from 'node:test';
 import { createSecretBox } from '../../src/lib/secrets.js';
 import { HubService } from '../../src/modules/hubs/hubs.usecases.js';
 import { KeyService } from '../../src/modules/keys/keys.usecases.js';
-import { PostgresStore } from '../../src/store/postgres/postgres.store.js';
+import type { PostgresStore } from '../../src/store/postgres/postgres.store.js';
 import { type Receiver, startReceiver } from '../fixtures/receiver.js';
 import { startServe, stop } from '../fixtures/serve.js';
-import { freePort, TEST_DATABASE_URL, TEST_SECRET, withoutSettings } from '../helpers.js';
+import { freePort, TEST_SECRET, testPostgresEnv, testPostgresStore, withoutSettings } from '../helpers.js';
 
 const schema = `chatlog_test_outbox_nodes_${process.pid}`;
 let store: PostgresStore;
@@ -30,8 +30,7 @@ async function startNode(timeoutMs: number): Promise<Node> {
   const port = await freePort();
   const env = {
     ...withoutSettings(),
-    DATABASE_URL: TEST_DATABASE_URL,
-    CHATLOG_PG_SCHEMA: schema,
+    ...testPostgresEnv(schema),
     CHATLOG_SECRET: TEST_SECRET,
     CHATLOG_WEBHOOK_ALLOW_PRIVATE: 'true',
     CHATLOG_WEBHOOK_TIMEOUT_MS: String(timeoutMs),
@@ -122,7 +121,7 @@ function assertEachOnce(ids: string[]): void {
 
 before(async () => {
   // The schema is made by the first node (migrations), then shared.
-  store = new PostgresStore({ connectionString: TEST_DATABASE_URL, schema });
+  store = testPostgresStore({ schema });
   await store.migrate();
   const secrets = createSecretBox(TEST_SECRET);
   hubs = new HubService(store, secrets);

@@ -20,7 +20,7 @@ before(async () => {
     ),
   );
 });
-after(() => server.close());
+after(() => server?.close());
 
 test('a stalled reader is disconnected, and the server keeps answering others', async () => {
   const { port } = new URL(server.url);

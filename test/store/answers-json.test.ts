@@ -11,11 +11,10 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import fc from 'fast-check';
 import { collectAnswer } from '../../src/modules/messages/messages.serializer.js';
-import { PostgresStore } from '../../src/store/postgres/postgres.store.js';
 import { SqliteAnswerReaders } from '../../src/store/sqlite/sqlite.answers.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite.store.js';
 import type { ImportMessage, MessageQuery } from '../../src/store/store.js';
-import { createTestStore, storeMessages, type TestStore } from '../helpers.js';
+import { createTestStore, storeMessages, type TestStore, testPostgresStore } from '../helpers.js';
 import { hubRange, hubRows, storeHub, storeLongContact } from './answer-fixtures.js';
 
 let t: TestStore;
@@ -45,7 +44,7 @@ async function written(query: MessageQuery, plan: Plan): Promise<Buffer> {
       readers.close();
     }
   } else {
-    const store = new PostgresStore({
+    const store = testPostgresStore({
       connectionString: t.env.DATABASE_URL as string,
       schema: t.env.CHATLOG_PG_SCHEMA,
       shortRangeMaxRows: plan.shortRangeMaxRows,

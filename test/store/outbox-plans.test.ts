@@ -15,12 +15,12 @@ import pg from 'pg';
 import { createSecretBox } from '../../src/lib/secrets.js';
 import { HubService } from '../../src/modules/hubs/hubs.usecases.js';
 import { postgresSql } from '../../src/store/postgres/postgres.sql.js';
-import { PostgresStore } from '../../src/store/postgres/postgres.store.js';
+import type { PostgresStore } from '../../src/store/postgres/postgres.store.js';
 import { readChangesAt } from '../../src/store/sql/changes.js';
 import type { SqlValue, Transaction } from '../../src/store/sql/executor.js';
 import { leaseDeliveries, settleDeliveries } from '../../src/store/sql/webhooks.js';
 import type { DeliverySettlement, IngestOperation } from '../../src/store/store.js';
-import { TEST_DATABASE_URL, TEST_SECRET } from '../helpers.js';
+import { TEST_DATABASE_URL, TEST_SECRET, testPostgresStore } from '../helpers.js';
 
 const schema = `chatlog_plans_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
 let store: PostgresStore;
@@ -54,7 +54,7 @@ async function addEndpoint(hubId: string, id: string) {
 }
 
 before(async () => {
-  store = new PostgresStore({ connectionString: TEST_DATABASE_URL, schema });
+  store = testPostgresStore({ schema });
   await store.migrate();
   const hubs = new HubService(store, createSecretBox(TEST_SECRET));
   await hubs.add(OLD.hub, {});

@@ -6,9 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { PostgresStore } from '../../src/store/postgres/postgres.store.js';
 import type { IngestOperation } from '../../src/store/store.js';
-import { createTestStore, TEST_STORE_KIND } from '../helpers.js';
+import { createTestStore, TEST_STORE_KIND, testPostgresStore } from '../helpers.js';
 
 const message = (sourceId: string, createdAt = 1_700_000_000_000): IngestOperation => ({
   kind: 'message',
@@ -27,7 +26,7 @@ test('a group over several hubs takes the fast path; one it cannot store goes th
 }, async () => {
   const t = await createTestStore();
   const told: Array<{ code: string | undefined; groups: number }> = [];
-  const store = new PostgresStore({
+  const store = testPostgresStore({
     connectionString: t.env.DATABASE_URL ?? '',
     schema: t.env.CHATLOG_PG_SCHEMA,
     onFastPathFailure: (error, groups) => told.push({ code: (error as { code?: string }).code, groups }),

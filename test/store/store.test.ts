@@ -447,13 +447,19 @@ test('reads never see a write that has not committed', async () => {
   const held = new Promise<void>((resolve) => {
     release = resolve;
   });
+  let firstStored!: () => void;
+  const stored = new Promise<void>((resolve) => {
+    firstStored = resolve;
+  });
   async function* slow() {
     yield [message({ lineId: 'Uslow', name: 'Slow', createdAt: 1 })];
+    // Asked for the next batch: the first one is written, inside the import's transaction.
+    firstStored();
     await held;
   }
   const importing = t.store.messages.importAll('6', slow(), 0);
   // The import's transaction holds a new contact and a message, not committed yet.
-  await new Promise((resolve) => setTimeout(resolve, 50));
+  await stored;
   assert.equal(await t.store.contacts.get('6', 'Uslow'), undefined);
   const versionDuring = (await t.store.messages.versions('6')).history;
   release();

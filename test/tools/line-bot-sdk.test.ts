@@ -20,7 +20,7 @@ before(async () => {
   server = await startTestServer();
   await server.hubs.add(HUB, { lineChannelSecret: SECRET });
 });
-after(() => server.close());
+after(() => server?.close());
 
 test("chatlog accepts exactly the signatures LINE's SDK accepts", () => {
   const sign = (secret: string, body: string) => createHmac('sha256', secret).update(body).digest('base64');

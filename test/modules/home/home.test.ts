@@ -7,7 +7,7 @@ let server: TestServer;
 before(async () => {
   server = await startTestServer();
 });
-after(() => server.close());
+after(() => server?.close());
 
 test('GET / is a small page linking /account and /docs, locked down like every page', async () => {
   const res = await rawRequest(server.url, 'GET', '/', { accept: 'text/html' });

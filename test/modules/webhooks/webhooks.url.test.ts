@@ -158,7 +158,7 @@ test('an endpoint URL: https to public addresses; private ones and http only whe
 test('at delivery, the connection goes only to an address that passed the check', async (t) => {
   const server = http.createServer((_request, response) => response.end('delivered'));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.after(() => server.close());
+  t.after(() => server?.close());
   const { port } = server.address() as net.AddressInfo;
   const get = (policy: { allowPrivate: boolean }) =>
     new Promise<string>((resolve) => {
