@@ -282,10 +282,15 @@ describe('errors', () => {
     });
   }
 
-  test('apikey given twice → 401 invalid_api_key', async () => {
-    const res = await rawRequest(server.url, 'GET', api('100', `apikey=${tokyoKey}&apikey=${tokyoKey}`));
-    assert.equal(res.status, 401);
-    assert.equal(JSON.parse(res.body.toString()).error.code, 'invalid_api_key');
+  test('apikey given twice → 401 invalid_api_key, which says it was given more than once', async () => {
+    for (const second of [tokyoKey, 'chl_other']) {
+      const res = await rawRequest(server.url, 'GET', api('100', `apikey=${tokyoKey}&apikey=${second}`));
+      assert.equal(res.status, 401);
+      const { error } = JSON.parse(res.body.toString());
+      assert.equal(error.code, 'invalid_api_key');
+      assert.match(error.message, /given more than once/);
+      assert.doesNotMatch(error.message, /mistyped|unknown|revoked/);
+    }
   });
 
   test('a key of hub A on hub B → 403 and nothing of B leaks', async () => {

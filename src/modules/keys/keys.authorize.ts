@@ -23,15 +23,17 @@ import type { KeyService } from './keys.usecases.js';
 /** A key as the request presented it, before anything is looked up. */
 export type PresentedKey =
   | { kind: 'none' }
-  /** Something stands where a key goes, but not one key (given twice, a header not `Bearer <key>`). */
+  /** Something stands where a key goes, but not a key (a header not `Bearer <key>`). */
   | { kind: 'unreadable' }
+  /** `apikey` given more than once: not one key (invalid_api_key, in words that say so). */
+  | { kind: 'repeated' }
   | { kind: 'key'; key: string };
 
-/** `apikey` in the query (the read API): absent or empty is none; given more than once, unreadable. */
+/** `apikey` in the query (the read API): absent or empty is none; given more than once, repeated. */
 export function keyInQuery(params: URLSearchParams): PresentedKey {
   const given = params.getAll('apikey');
   if (given.length === 0 || (given.length === 1 && given[0] === '')) return { kind: 'none' };
-  if (given.length > 1) return { kind: 'unreadable' };
+  if (given.length > 1) return { kind: 'repeated' };
   return { kind: 'key', key: given[0] ?? '' };
 }
 
@@ -113,6 +115,7 @@ export async function authorize<E extends KeyedEndpoint>(
   // 1 and 2: the key.
   if (presented.kind === 'none') throw refusals.missing();
   if (presented.kind === 'unreadable') throw refusals.invalid();
+  if (presented.kind === 'repeated') throw refusals.repeated();
   const key = await deps.verifyKey(presented.key);
   if (!key) throw refusals.invalid();
   if (key.scope !== endpoint.scope) throw refusals.otherScope(key.scope);

@@ -27,6 +27,8 @@ export interface KeyRefusals {
   missing(): AppError;
   /** Not a live key of this service (invalid_api_key, 401). */
   invalid(): AppError;
+  /** `apikey` given more than once (invalid_api_key, 401: CONTRACT §1 row 2). */
+  repeated(): AppError;
   /** A live key of another scope. */
   otherScope(scope: KeyScope): AppError;
   /** The key is not the hub's (forbidden, 403). */
@@ -35,11 +37,14 @@ export interface KeyRefusals {
   rateLimited(headers: Record<string, string>): AppError;
 }
 
+const APIKEY_REPEATED = 'apikey is given more than once: pass one API key, in one apikey query parameter';
+
 /** The read API's refusals of a request for its key (`apikey` in the query; CONTRACT §1 rows 1, 2, 4, 8). */
 export const readKeyErrors: KeyRefusals = {
   missing: () =>
     new AppError('missing_api_key', 'apikey is required: pass your API key as the apikey query parameter'),
   invalid: () => new AppError('invalid_api_key', 'the API key is not valid (mistyped, unknown or revoked)'),
+  repeated: () => new AppError('invalid_api_key', APIKEY_REPEATED),
   otherScope: (scope: KeyScope) =>
     new AppError('invalid_api_key', otherScopeMessage(scope, 'read messages', 'read')),
   forbidden: () => new AppError('forbidden', 'this API key does not give access to this hub'),
@@ -57,6 +62,7 @@ export const ingestKeyErrors: KeyRefusals = {
       'the ingest key is not valid (mistyped, unknown or revoked)',
       BEARER_CHALLENGE,
     ),
+  repeated: () => new AppError('invalid_api_key', APIKEY_REPEATED, BEARER_CHALLENGE),
   otherScope: (scope: KeyScope) =>
     new AppError('invalid_api_key', otherScopeMessage(scope, 'record messages', 'ingest'), BEARER_CHALLENGE),
   forbidden: () => new AppError('forbidden', 'this key does not give access to this hub'),
@@ -87,6 +93,7 @@ export function partTwoKeyErrors(needed: KeyScope, toDo: string): KeyRefusals & 
         'the API key is not valid (mistyped, unknown or revoked)',
         BEARER_CHALLENGE,
       ),
+    repeated: () => new AppError('invalid_api_key', APIKEY_REPEATED, BEARER_CHALLENGE),
     otherScope: (scope: KeyScope) =>
       new AppError(
         'insufficient_scope',

@@ -58,7 +58,7 @@ async function outcome(presented: PresentedKey, hubId: string, options: { allowe
 test('the key is read from the query (the read API) or from Authorization: Bearer (the ingest API)', () => {
   assert.deepEqual(keyInQuery(new URLSearchParams('')), { kind: 'none' });
   assert.deepEqual(keyInQuery(new URLSearchParams('apikey=')), { kind: 'none' });
-  assert.deepEqual(keyInQuery(new URLSearchParams('apikey=a&apikey=a')), { kind: 'unreadable' });
+  assert.deepEqual(keyInQuery(new URLSearchParams('apikey=a&apikey=a')), { kind: 'repeated' });
   assert.deepEqual(keyInQuery(new URLSearchParams('apikey=a')), { kind: 'key', key: 'a' });
   assert.deepEqual(keyInBearer(undefined), { kind: 'none' });
   assert.deepEqual(keyInBearer('  '), { kind: 'none' });
@@ -70,6 +70,7 @@ const TABLE: Array<[string, PresentedKey, string, number, string]> = [
   // [why, presented, hubId, status, code]
   ['1 no key', { kind: 'none' }, 'abc', 401, 'missing_api_key'],
   ['2 not one key', { kind: 'unreadable' }, 'abc', 401, 'invalid_api_key'],
+  ['2 apikey given more than once', { kind: 'repeated' }, 'abc', 401, 'invalid_api_key'],
   ['2 unknown key', { kind: 'key', key: 'nope' }, 'abc', 401, 'invalid_api_key'],
   ['2 a key of another scope', { kind: 'key', key: 'read' }, 'abc', 401, 'invalid_api_key'],
   ['3 a bad hub id', { kind: 'key', key: 'ingest' }, 'abc', 400, 'invalid_hub_id'],
