@@ -207,8 +207,11 @@ export function buildProgram(): Command {
         }`;
         if (options.dryRun) {
           process.stderr.write(`chatlog: hub ${hubId} would lose ${what}\n`);
+          // Every time in the one form of CONTRACT §3 (24 characters, UTC), none as epoch milliseconds.
+          const time = (ms: number | null) => (ms === null ? null : formatTimestamp(ms));
+          const { messages, media, oldest, newest } = preview;
           process.stdout.write(
-            `${JSON.stringify({ hubId, before: formatTimestamp(before), ...preview, dryRun: true })}\n`,
+            `${JSON.stringify({ hubId, before: formatTimestamp(before), messages, media, oldest: time(oldest), newest: time(newest), dryRun: true })}\n`,
           );
           return;
         }

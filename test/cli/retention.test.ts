@@ -30,10 +30,12 @@ function text(n: number, createdAt: number): IngestOperation {
   };
 }
 
+let now: number;
+
 before(async () => {
   t = await createTestStore();
   await t.hubs.add(HUB, { timeZone: 'Asia/Tokyo' });
-  const now = Date.now();
+  now = Date.now();
   // Three from 40 days ago and more, two from today.
   await t.store.messages.ingest(
     HUB,
@@ -67,6 +69,12 @@ test('hub purge --dry-run says what would go and removes nothing; hub purge remo
   const said = JSON.parse(dry.stdout);
   assert.equal(said.messages, 3);
   assert.equal(said.dryRun, true);
+  // Every time in one form: CONTRACT §3's 24 characters in UTC (never epoch milliseconds).
+  assert.equal(said.oldest, new Date(now - 60 * DAY).toISOString());
+  assert.equal(said.newest, new Date(now - 40 * DAY).toISOString());
+  for (const time of [said.before, said.oldest, said.newest]) {
+    assert.match(time, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  }
   assert.match(
     dry.stderr,
     /would lose 3 messages created before .* \(the start of the day 30 days ago in Asia\/Tokyo\)/,
