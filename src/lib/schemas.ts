@@ -133,6 +133,11 @@ function describeTypes(type: unknown): string {
   return types.map((t) => TYPE_NAMES[String(t)] ?? String(t)).join(' or ');
 }
 
+/** The values a field may take, as they are written in JSON: "message.created", "contact.erased". */
+function describeValues(values: unknown): string {
+  return (Array.isArray(values) ? values : [values]).map((value) => JSON.stringify(value)).join(', ');
+}
+
 /** An impossible day (`2019-02-30T…`) in the words used everywhere; else what a date-time must be. */
 function describeDateTimeError(where: string, error: FastifySchemaValidationError): string {
   // ajv's verbose errors carry the value refused.
@@ -165,6 +170,10 @@ function describeValidationError(error: FastifySchemaValidationError, dataVar: s
       return params.format === 'date-time'
         ? describeDateTimeError(where, error)
         : `${where}: must be a ${String(params.format)}`;
+    case 'enum':
+      return `${where}: must be one of ${describeValues(params.allowedValues)}`;
+    case 'const':
+      return `${where}: must be ${describeValues([params.allowedValue])}`;
     case 'pattern':
       return params.pattern === RFC3339_DATE_TIME_PATTERN
         ? describeDateTimeError(where, error)

@@ -1,6 +1,7 @@
 /** CONTRACT §10: outgoing webhooks, managed with an admin key, delivered to a local receiver. */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { CHANGE_TYPES } from '../../src/store/store.js';
 import { body, messageEvent, SAMPLE_MESSAGES, signed, USER } from '../fixtures/line.js';
 import { type Receiver, startReceiver } from '../fixtures/receiver.js';
 import { rawRequest, startTestServer, type TestServer } from '../helpers.js';
@@ -190,14 +191,17 @@ test('URL rules, scopes and credentials', async () => {
   assert.deepEqual(await code(await post('ftp://example.com/x')), [400, 'invalid_url']);
   assert.deepEqual(await code(await post('not a url')), [400, 'invalid_url']);
   assert.deepEqual(await code(await post(receiver.url, read)), [403, 'insufficient_scope']);
-  assert.deepEqual(
-    await code(
-      await api(`/api/line/${hubId}/webhooks`, admin, {
-        method: 'POST',
-        body: JSON.stringify({ url: receiver.url, events: ['message.exploded'] }),
-      }),
-    ),
-    [400, 'invalid_body'],
+  // An unknown event type: the message names the item and every event type there is.
+  const unknownEvent = await api(`/api/line/${hubId}/webhooks`, admin, {
+    method: 'POST',
+    body: JSON.stringify({ url: receiver.url, events: ['message.created', 'message.exploded'] }),
+  });
+  assert.equal(unknownEvent.status, 400);
+  const { error } = (await unknownEvent.json()) as { error: { code: string; message: string } };
+  assert.equal(error.code, 'invalid_body');
+  assert.equal(
+    error.message,
+    `body.events[1]: must be one of ${CHANGE_TYPES.map((t) => `"${t}"`).join(', ')}`,
   );
   // An admin key cannot read messages (section 1: a key of another scope is invalid there).
   const messages = await server.request(`/api/line/${hubId}/messages?apikey=${admin}`);
