@@ -93,3 +93,35 @@ test('the client follows the OpenAPI document: error codes and the fields of con
   assert.deepEqual(Object.keys(contact).sort(), [...schemas.Contact.required].sort());
   assert.deepEqual(Object.keys(contact.messages[0] ?? {}).sort(), [...schemas.Message.required].sort());
 });
+
+test('example.ts prints the messages of the days asked, and says when there are none (never silence)', async () => {
+  const { execFile } = await import('node:child_process');
+  const run = (env: Record<string, string>) =>
+    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      execFile(
+        process.execPath,
+        ['--import', 'tsx', 'clients/typescript/example.ts'],
+        { env: { ...process.env, CHATLOG_URL: server.url, CHATLOG_KEY: key, CHATLOG_HUB: '4242', ...env } },
+        (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+      );
+    });
+  const days = await run({ CHATLOG_FROM: '2024-05-01', CHATLOG_TO: '2024-05-02' });
+  assert.equal(days.code, 0, days.stderr);
+  assert.deepEqual(
+    days.stdout.trim().split('\n'),
+    [
+      '2024-05-01T01:00:00.000Z  あい  あい: おはよう 🌅\nline 2',
+      '2024-05-01T02:00:00.000Z  あい  You: hi',
+      '2024-05-02T02:00:00.000Z  U-b  User: next day',
+    ].flatMap((line) => line.split('\n')),
+  );
+  assert.match(days.stderr, /3 messages of hub 4242 from 2024-05-01 to 2024-05-02/);
+  // The demo's days by default: this hub has nothing then, and it says so.
+  const none = await run({});
+  assert.equal(none.code, 0, none.stderr);
+  assert.equal(none.stdout, '');
+  assert.match(
+    none.stderr,
+    /hub 4242 has no message from 2019-11-03 to 2019-11-04: set CHATLOG_FROM and CHATLOG_TO/,
+  );
+});
