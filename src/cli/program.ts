@@ -416,14 +416,20 @@ export function buildProgram(): Command {
       }
       // Loaded here: the demo's conversations are not needed by the other commands.
       const { demoText, prepareDemo } = await import('./demo.js');
-      const setup = await withRuntime(globals(), prepareDemo, overrides);
       if (!options.serve) {
+        const setup = await withRuntime(globals(), prepareDemo, overrides);
         process.stdout.write(demoText(setup, publicBaseUrl(config), false));
         return;
       }
       const { startServer } = await import('../server.js');
+      // The server listens before the demo changes anything: a port in use ends the run with the
+      // last demo's password still the one that works (a new one would be lost with the run).
       // Quiet unless asked (LOG_LEVEL): the demo's own lines are what a newcomer should see.
       const server = await startServer(process.env.LOG_LEVEL ? config : { ...config, logLevel: 'warn' });
+      const setup = await withRuntime(globals(), prepareDemo, overrides).catch(async (error: unknown) => {
+        await server.close();
+        throw error;
+      });
       process.stderr.write(`chatlog: listening on ${server.url}\n`);
       // The port actually bound (--port 0 picks one), unless clients reach chatlog elsewhere.
       process.stdout.write(demoText(setup, publicBaseUrl({ ...config, port: server.port }), true));

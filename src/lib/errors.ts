@@ -141,6 +141,9 @@ export class UserError extends Error {
 /** One line saying why a start failed (a port in use reads better than its errno). */
 export function describeStartFailure(error: unknown): string {
   const err = error as NodeJS.ErrnoException;
-  if (err?.code === 'EADDRINUSE') return `the address is already in use (${err.message})`;
+  if (err?.code === 'EADDRINUSE') {
+    const port = (err as { port?: number }).port;
+    return `the address is already in use (${err.message}): stop what listens on port ${port ?? '(the one asked for)'} or choose another port with --port (or PORT)`;
+  }
   return err?.message ?? String(error);
 }

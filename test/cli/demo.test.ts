@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { freePort, rawRequest, tempDir, withoutSettings } from '../helpers.js';
+import { freePort, rawRequest, tempDir, waitForStderr, withoutSettings } from '../helpers.js';
 
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const BIN = path.join(ROOT, 'bin', 'chatlog');
@@ -199,4 +199,53 @@ test('the demo refuses a PostgreSQL store: its printed login belongs in a data d
     'chatlog: error: the demo fills the embedded SQLite store only (a data directory of its own); unset DATABASE_URL\n',
   );
   assert.equal(refused.stdout, '');
+});
+
+test('a demo that cannot listen (its port taken) changes nothing: the last password still signs in; the error names --port', async () => {
+  const dataDir = tempDir('chatlog-demo-');
+  dirs.push(dataDir);
+  const first = spawnSync(process.execPath, [BIN, 'demo'], { env: cleanEnv(dataDir), encoding: 'utf8' });
+  assert.equal(first.status, 0, first.stderr);
+  const password = /password (\S+)/.exec(first.stdout)?.[1] ?? '';
+  assert.ok(password, first.stdout);
+
+  const net = await import('node:net');
+  const taken = await freePort();
+  const blocker = net.createServer().listen(taken, '127.0.0.1');
+  await new Promise((resolve) => blocker.once('listening', resolve));
+  try {
+    const failed = spawnSync(process.execPath, [BIN, 'demo', '--serve', '--port', String(taken)], {
+      env: cleanEnv(dataDir),
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    assert.equal(failed.status, 1, failed.stderr);
+    assert.equal(failed.stdout, '', 'no login printed for a demo that does not run');
+    assert.equal(failed.stderr.trim().split('\n').length, 1, failed.stderr);
+    assert.match(failed.stderr, /^chatlog: error: the address is already in use .*port \d+ .*--port/);
+  } finally {
+    blocker.close();
+  }
+
+  // The login of the last demo that ran is still the one that works.
+  const port = await freePort();
+  const server = spawn(process.execPath, [BIN, 'serve', '--workers', '1', '--port', String(port)], {
+    env: cleanEnv(dataDir),
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  try {
+    await waitForStderr(server, 'listening on');
+    const browser = new Browser(`http://127.0.0.1:${port}`);
+    const signInPage = await browser.send('GET', '/account');
+    const csrf = /name="csrf" value="([^"]+)"/.exec(signInPage.text)?.[1] ?? '';
+    const signedIn = await browser.send('POST', '/account/sign-in', {
+      csrf,
+      email: 'demo@example.com',
+      password,
+    });
+    assert.equal(signedIn.status, 303, signedIn.text);
+  } finally {
+    server.kill('SIGTERM');
+    await new Promise((resolve) => server.once('exit', resolve));
+  }
 });
