@@ -5,6 +5,7 @@
 import type { Command } from 'commander';
 import { formatTimestamp, parseCalendarDay, parseTimestamp, startOfDayInZone } from '../lib/calendar.js';
 import { UserError } from '../lib/errors.js';
+import { readableQuery } from '../lib/http.js';
 import { type GlobalOptions, withRuntime } from './runtime.js';
 
 const MAX_LIMIT = 100_000;
@@ -42,7 +43,16 @@ export function registerAuditCommands(program: Command, globals: () => GlobalOpt
           if (options.json) {
             process.stdout.write(
               `${JSON.stringify(
-                records.map(({ id: _, hubId: __, at, ...rest }) => ({ at: formatTimestamp(at), ...rest })),
+                records.map((r) => ({
+                  at: formatTimestamp(r.at),
+                  keyId: r.keyId,
+                  endpoint: r.endpoint,
+                  query: readableQuery(r.query),
+                  status: r.status,
+                  messages: r.messages,
+                  bytes: r.bytes,
+                  client: r.client,
+                })),
               )}\n`,
             );
             return;
@@ -52,7 +62,7 @@ export function registerAuditCommands(program: Command, globals: () => GlobalOpt
               formatTimestamp(r.at),
               r.keyId,
               r.endpoint,
-              r.query || '-',
+              readableQuery(r.query) || '-',
               r.status,
               r.messages ?? '-',
               r.bytes ?? '-',

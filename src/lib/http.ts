@@ -164,3 +164,14 @@ export function redactUrl(url: string): string {
     .join('&');
   return `${base}?${redacted}`.replace(KEY_SHAPE, '[REDACTED]');
 }
+
+/**
+ * A query string as a person reads it (the audit keeps and shows it so): each name and value
+ * decoded, `q=予約` rather than `q=%E4%BA%88%E7%B4%84`, with only what would change its meaning or
+ * hide a character written as %XX: `%`, `&`, `=`, `+`, `#`, white space and control characters. Read
+ * back with URLSearchParams, it gives the same names and values. Undecodable input stays as it was.
+ */
+export function readableQuery(query: string): string {
+  const part = (text: string) => text.replace(/[%&=+#\s\p{Cc}]/gu, (c) => encodeURIComponent(c));
+  return [...new URLSearchParams(query)].map(([name, value]) => `${part(name)}=${part(value)}`).join('&');
+}

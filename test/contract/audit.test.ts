@@ -99,7 +99,8 @@ test('one record per authorised request, with its counts; refused keys leave non
     records.map((r) => [r.keyId, r.endpoint, r.query, r.status, r.messages]),
     [
       [read.id, 'GET /api/line/:hubId/messages', 'from=2026-11-20&to=2026-11-20', 200, null],
-      [read.id, 'GET /api/line/:hubId/search', `q=${encodeURIComponent('予約')}&limit=2`, 200, 2],
+      // Kept readable: the words as typed, not percent-encoded.
+      [read.id, 'GET /api/line/:hubId/search', 'q=予約&limit=2', 200, 2],
       [read.id, 'GET /api/line/:hubId/changes', 'limit=10', 200, 3],
       [read.id, 'GET /api/line/:hubId/content/:messageId', '', 404, null],
       [admin.id, 'DELETE /api/line/:hubId/contacts/:lineId', '', 404, null],
@@ -171,7 +172,7 @@ test('chatlog audit prints them (tab-separated or --json), with --key and --sinc
   assert.equal(lines.code, 0, lines.stderr);
   assert.match(
     lines.stdout,
-    /\tGET \/api\/line\/:hubId\/search\tq=%E4%BA%88%E7%B4%84&limit=2\t200\t2\t\d+\t127\.0\.0\.1\n/,
+    /\tGET \/api\/line\/:hubId\/search\tq=予約&limit=2\t200\t2\t\d+\t127\.0\.0\.1\n/,
   );
   for (const out of [json.stdout, lines.stdout])
     assert.ok(!out.includes(read.key) && !out.includes(admin.key));

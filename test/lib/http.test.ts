@@ -7,6 +7,7 @@ import {
   createCompressor,
   etagMatches,
   negotiateEncoding,
+  readableQuery,
   redactUrl,
 } from '../../src/lib/http.js';
 import { generateApiKey } from '../../src/modules/keys/keys.format.js';
@@ -104,4 +105,23 @@ test('a compressed answer is the same bytes however the answer was cut into chun
     ),
     { numRuns: 60 },
   );
+});
+
+test('readableQuery: the same names and values as the query it was given, decoded where that is safe', () => {
+  const text = fc.string({
+    unit: fc.constantFrom('a', '予', '約', ' ', '&', '=', '+', '%', '#', '\n', '\u3000', '😀', '/'),
+  });
+  fc.assert(
+    fc.property(fc.array(fc.tuple(text, text), { maxLength: 6 }), (pairs) => {
+      const encoded = new URLSearchParams(pairs).toString();
+      const readable = readableQuery(encoded);
+      // Read back, it is the same query (what the oracle, URLSearchParams, makes of each).
+      assert.deepEqual([...new URLSearchParams(readable)], pairs);
+      // Nothing that reads as itself is percent-encoded; and it reads the same a second time.
+      assert.doesNotMatch(readable, /%E4%BA%88|%E7%B4%84|%2F|%F0/);
+      assert.equal(readableQuery(readable), readable);
+    }),
+  );
+  assert.equal(readableQuery('q=%E4%BA%88%E7%B4%84&limit=2'), 'q=予約&limit=2');
+  assert.equal(readableQuery('q=a+b%26c%3Dd'), 'q=a%20b%26c%3Dd');
 });

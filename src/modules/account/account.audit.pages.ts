@@ -4,6 +4,7 @@
  * the key), endpoint, query (without apikey), status, messages, bytes and client address.
  */
 import { escapeHtml } from '../../lib/html.js';
+import { readableQuery } from '../../lib/http.js';
 import type { AuditRecord } from '../../store/store.js';
 import type { KeySummary } from '../keys/keys.usecases.js';
 import type { HubPage } from './account.conversations.pages.js';
@@ -44,7 +45,7 @@ export function auditPage(args: AuditPageArgs): string {
 <th role="rowheader" scope="row">${cellLabel(columns.time)}${timeIn(r.at, timeZone)}</th>
 <td role="cell">${cellLabel(columns.key)}<span>${escapeHtml(labels.get(r.keyId) ?? cw.unknownKey)} <code>${escapeHtml(r.keyId)}</code></span></td>
 <td role="cell">${cellLabel(columns.endpoint)}<code class="line-id">${breakableName(r.endpoint)}</code></td>
-<td role="cell">${cellLabel(columns.query)}<code class="line-id">${escapeHtml(r.query || '–')}</code></td>
+<td role="cell">${cellLabel(columns.query)}<code class="line-id">${escapeHtml(readableQuery(r.query) || '–')}</code></td>
 <td role="cell">${cellLabel(columns.status)}<span>${r.status}</span></td>
 <td role="cell" class="count">${cellLabel(columns.messages)}${number(r.messages)}</td>
 <td role="cell" class="count">${cellLabel(columns.bytes)}${number(r.bytes)}</td>

@@ -8,6 +8,7 @@
  * CHATLOG_AUDIT_KEEP_DAYS are deleted.
  */
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
+import { readableQuery } from '../../lib/http.js';
 import type { AuditRecord, Store } from '../../store/store.js';
 
 const FLUSH_MS = 1000;
@@ -16,13 +17,22 @@ const MAX_WAITING = 20_000;
 const PRUNE_MS = 24 * 3_600_000;
 const QUERY_CHARS = 2000;
 
-/** The query string as the audit keeps it: without `apikey` (every spelling of it), bounded. */
+/**
+ * The query string as the audit keeps it: without `apikey` (every spelling of it), readable (`q=予約`,
+ * lib/http.ts readableQuery), bounded (never cut inside a %XX or a character).
+ */
 export function auditedQuery(rawUrl: string): string {
   const at = rawUrl.indexOf('?');
   if (at === -1) return '';
   const params = new URLSearchParams(rawUrl.slice(at + 1));
   params.delete('apikey');
-  return params.toString().slice(0, QUERY_CHARS);
+  const query = readableQuery(params.toString());
+  if (query.length <= QUERY_CHARS) return query;
+  let cut = QUERY_CHARS;
+  if (/[\uDC00-\uDFFF]/.test(query[cut] ?? '')) cut -= 1;
+  const percent = query.lastIndexOf('%', cut - 1);
+  if (percent > cut - 3) cut = percent;
+  return query.slice(0, cut);
 }
 
 export class AuditRecorder {
