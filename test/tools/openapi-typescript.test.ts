@@ -240,6 +240,30 @@ test('openapi-typescript (default settings) generates types, and an openapi-fetc
   assert.equal(compiled.code, 0, `tsc --strict refused the program:\n${compiled.stdout}${compiled.stderr}`);
 });
 
+test('the versions the client README tells integrators to use are the ones this test generates, compiles and runs with', () => {
+  const readme = fs.readFileSync(path.join(REPO_ROOT, 'clients', 'typescript', 'README.md'), 'utf8');
+  const installed = (name: string) =>
+    (
+      JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'node_modules', name, 'package.json'), 'utf8')) as {
+        version: string;
+      }
+    ).version;
+  const npx = /^npx -y -p openapi-typescript@(\S+) -p typescript@(\S+) openapi-typescript /m.exec(readme);
+  assert.ok(npx, 'the README generates with npx -p openapi-typescript@… -p typescript@…');
+  assert.deepEqual([npx[1], npx[2]], [installed('openapi-typescript'), installed('typescript')]);
+  assert.equal(/^npm install openapi-fetch@(\S+)$/m.exec(readme)?.[1], installed('openapi-fetch'));
+  // TypeScript 5, the line openapi-typescript 7 runs on (its peer dependency).
+  const peer = (
+    JSON.parse(
+      fs.readFileSync(path.join(REPO_ROOT, 'node_modules', 'openapi-typescript', 'package.json'), 'utf8'),
+    ) as {
+      peerDependencies: Record<string, string>;
+    }
+  ).peerDependencies.typescript;
+  assert.equal(peer, '^5.x');
+  assert.match(npx[2] ?? '', /^5\./);
+});
+
 test('the openapi-fetch program runs against a live server: every request the README shows does what the README says', async () => {
   const stdout = await new Promise<string>((resolve, reject) =>
     execFile(
