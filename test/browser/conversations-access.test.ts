@@ -18,7 +18,7 @@ import {
 } from '../fixtures/conversations.js';
 import { readCsv } from '../fixtures/csv.js';
 import type { FakeLine } from '../fixtures/fake-line.js';
-import { OTHER_USER, USER } from '../fixtures/line.js';
+import { body, messageEvent, OTHER_USER, signed, USER } from '../fixtures/line.js';
 import { readZip } from '../fixtures/zip.js';
 import { message, rawRequest, startTestServer, storeMessages, type TestServer } from '../helpers.js';
 
@@ -362,4 +362,47 @@ test('a contact without a LINE id (an event that came without its user id) is na
   // Its messages are in the hub's downloads.
   const json = await me.get(`${base}/messages.json?from=2026-11-22&to=2026-11-22`);
   assert.match(json.text, /"lineId":"".*どなたか分からないメッセージ/s);
+});
+
+test('an image of a hub without a LINE access token says, in the page language, what the API says and what to do; never "being downloaded"', async () => {
+  const hubId = '7790003';
+  const secret = 'no-token-channel-secret';
+  await server.hubs.add(hubId, { lineChannelSecret: secret, timeZone: 'Asia/Tokyo' });
+  await server.accounts.add('no-token@example.com', [hubId], PASSWORD);
+  const owner = new AccountClient(server.url, PASSWORD);
+  await owner.signIn('no-token@example.com');
+  const raw = body([
+    messageEvent(
+      { id: '470000000000009001', type: 'image', quoteToken: 'q', contentProvider: { type: 'line' } },
+      { timestamp: Date.parse('2026-11-20T01:00:00Z'), source: { type: 'user', userId: USER } },
+    ),
+  ]);
+  const res = await rawRequest(server.url, 'POST', `/webhooks/line/${hubId}`, signed(secret, raw), raw);
+  assert.equal(res.status, 200, res.body.toString());
+  // What the API answers for it.
+  const key = (await server.keys.issue(hubId, 'read', '')).key;
+  const api = await rawRequest(
+    server.url,
+    'GET',
+    `/api/line/${hubId}/content/470000000000009001?apikey=${key}`,
+  );
+  assert.equal(api.status, 404);
+  assert.match(JSON.parse(api.body.toString()).error.message, /no LINE channel access token/);
+
+  const page = `/account/hubs/${hubId}/conversations/${USER}`;
+  const english = await owner.send('GET', page, undefined, { 'accept-language': 'en' });
+  assert.equal(english.status, 200);
+  assert.match(english.text, /no LINE channel access token/);
+  assert.match(english.text, new RegExp(`chatlog hub add ${hubId} --line-channel-access-token -`));
+  assert.doesNotMatch(english.text, /being downloaded/);
+  const japanese = await owner.send('GET', page, undefined, { 'accept-language': 'ja' });
+  assert.equal(japanese.status, 200);
+  assert.match(japanese.text, /チャネルアクセストークンがありません/);
+  assert.match(japanese.text, new RegExp(`chatlog hub add ${hubId} --line-channel-access-token -`));
+  assert.doesNotMatch(japanese.text, /ダウンロード中/);
+
+  // With a token, the same image is what it is: on its way.
+  await server.hubs.add(hubId, { lineChannelAccessToken: 'a-channel-access-token' });
+  const later = await owner.send('GET', page, undefined, { 'accept-language': 'en' });
+  assert.doesNotMatch(later.text, /no LINE channel access token/);
 });

@@ -99,13 +99,17 @@ export function registerConversationRoutes(
     const { language, words } = kit.languageOf(request);
     return { language, words, cw: CONVERSATION_WORDS[language] };
   };
-  const common = async (request: FastifyRequest, signedIn: SignedIn, hubId: string) => ({
-    ...wordsOf(request),
-    email: signedIn.account.email,
-    csrfToken: kit.csrfToken(signedIn),
-    hubId,
-    timeZone: (await conversations.hubOf(signedIn, hubId)).timeZone,
-  });
+  const common = async (request: FastifyRequest, signedIn: SignedIn, hubId: string) => {
+    const hub = await conversations.hubOf(signedIn, hubId);
+    return {
+      ...wordsOf(request),
+      email: signedIn.account.email,
+      csrfToken: kit.csrfToken(signedIn),
+      hubId,
+      timeZone: hub.timeZone,
+      downloadsMedia: Boolean(hub.lineChannelAccessTokenEncrypted),
+    };
+  };
 
   /** A hub's contacts, or its search's results (`download`: a download refused, its form again). */
   const hubConversations = async (

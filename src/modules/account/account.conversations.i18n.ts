@@ -58,6 +58,8 @@ const en = {
     location: 'Location',
   } as Record<string, string>,
   pending: 'being downloaded from LINE',
+  noToken: (hubId: string) =>
+    `not downloaded: the hub has no LINE channel access token. Once an administrator sets one (chatlog hub add ${hubId} --line-channel-access-token -), what LINE still holds is downloaded.`,
   unavailable: 'no longer available from LINE',
   notKept: 'not kept by chatlog',
   openMap: 'Open in OpenStreetMap',
@@ -149,6 +151,8 @@ const ja: ConversationWords = {
     location: '位置情報',
   },
   pending: 'LINE からダウンロード中',
+  noToken: (hubId: string) =>
+    `ダウンロードされていません: このハブには LINE のチャネルアクセストークンがありません。管理者が設定すると(chatlog hub add ${hubId} --line-channel-access-token -)、LINE にまだ残っているものがダウンロードされます。`,
   unavailable: 'LINE から取得できなくなりました',
   notKept: 'chatlog に保存されていません',
   openMap: 'OpenStreetMap で開く',

@@ -46,6 +46,8 @@ export interface HubPage {
   csrfToken: string;
   hubId: string;
   timeZone: string;
+  /** The hub has a LINE channel access token: its media are downloaded (else they wait for one). */
+  downloadsMedia: boolean;
   /** A download asked with days that cannot be read: the form again, with what was typed and why. */
   download?: DownloadProblem | undefined;
 }
@@ -272,7 +274,15 @@ function messageBody(
       return `<audio class="media" controls preload="none" src="${src}"></audio>`;
     return card(kind, ` <a href="${src}" download>${highlight(fileName ?? m.id, terms)}</a>`, 'file');
   }
-  const state = m.content === null ? cw.notKept : m.content.state === 'pending' ? cw.pending : cw.unavailable;
+  // What the content endpoint would answer (CONTRACT §11), in the page's words.
+  const state =
+    m.content === null
+      ? cw.notKept
+      : m.content.state !== 'pending'
+        ? cw.unavailable
+        : common.downloadsMedia
+          ? cw.pending
+          : cw.noToken(hubId);
   const name = fileName ? ` <span class="line">${highlight(fileName, terms)}</span>` : '';
   return card(kind, `${name} <span class="detail">${escapeHtml(state)}</span>`, m.contentType);
 }
