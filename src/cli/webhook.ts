@@ -1,5 +1,5 @@
 /**
- * `chatlog webhook add|list|remove|replay|deliveries` (CONTRACT §10): a hub's outgoing webhook
+ * `chatlog webhook add|list|remove|replay|retry|deliveries` (CONTRACT §10): a hub's outgoing webhook
  * endpoints, through the same WebhookService as the admin API. This process sends nothing itself: a
  * running server's worker picks up new and replayed deliveries within a few seconds.
  *
@@ -190,6 +190,26 @@ export function registerWebhookCommands(program: Command, globals: () => GlobalO
           `chatlog: ${count} ${count === 1 ? 'delivery' : 'deliveries'} queued again for endpoint ${endpoint.id} of hub ${endpoint.hubId}${
             endpoint.disabledAt === null ? '' : ' (the endpoint is disabled: nothing is sent to it)'
           }\n`,
+        );
+      });
+    });
+
+  webhook
+    .command('retry <hubId> [id]')
+    .description(
+      'attempt now the deliveries that wait for a later attempt (after failures, up to hours away), of every endpoint of the hub or of the one named: a running server sends them within seconds, with the settings it runs with now; prints per endpoint how many',
+    )
+    .action(async (hubId: string, given: string | undefined) => {
+      const id = given === undefined ? undefined : endpointId(given);
+      await withRuntime(globals(), async (runtime) => {
+        await runtime.hubs.require(hubId);
+        const retried = await webhookService(runtime).retryNow(hubId, id);
+        for (const endpoint of retried) process.stdout.write(`${endpoint.id}\t${endpoint.retried}\n`);
+        const total = retried.reduce((sum, endpoint) => sum + endpoint.retried, 0);
+        process.stderr.write(
+          retried.length === 0
+            ? `chatlog: hub ${hubId} has no live webhook endpoint: nothing to retry\n`
+            : `chatlog: ${total} ${total === 1 ? 'delivery' : 'deliveries'} of hub ${hubId} to be attempted now (a running server sends them within seconds)\n`,
         );
       });
     });

@@ -647,6 +647,11 @@ export interface Store {
     /** Sends again every change after `afterSeq` (replay): pending again, attempts from zero. */
     replay(endpoint: WebhookEndpoint, afterSeq: number, now: number): Promise<number>;
     /**
+     * "Retry now": the endpoint's pending deliveries waiting for a later attempt are due at `now`
+     * (their attempts so far kept); resolves how many. A running worker finds them at its next sweep.
+     */
+    retryNow(endpointId: string, now: number): Promise<number>;
+    /**
      * Takes up to `max` of the endpoint's due deliveries for this node until `leasedUntil`, the
      * soonest due first; with `dueSince`, only those that came due at or after it.
      */

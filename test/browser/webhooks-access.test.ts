@@ -70,6 +70,14 @@ describe('the webhooks page of the account screen, over HTTP', () => {
     assert.equal(add.status, 404);
     assert.ok(!/whsec_/.test(add.text), 'no secret of an endpoint it may not add');
     for (const path of [
+      `/account/hubs/${THEIRS}/webhooks/${theirId}/retry`,
+      `/account/hubs/${MINE}/webhooks/${theirId}/retry`,
+    ]) {
+      const retry = await client.post(path, { csrf });
+      assert.equal(retry.status, 404, path);
+      assert.ok(!retry.text.includes(theirUrl));
+    }
+    for (const path of [
       `/account/hubs/${THEIRS}/webhooks/${theirId}/remove`,
       `/account/hubs/${MINE}/webhooks/${theirId}/remove`,
     ]) {
@@ -104,6 +112,8 @@ describe('the webhooks page of the account screen, over HTTP', () => {
       client.post(add, { csrf: `${csrf}x`, url: 'http://127.0.0.1:9/wrong-token' }),
       client.post(remove, { csrf, confirm: 'yes' }, { origin: 'https://evil.example' }),
       client.post(remove, { confirm: 'yes' }),
+      client.post(`${remove.replace(/remove$/, 'retry')}`, { csrf }, { origin: 'https://evil.example' }),
+      client.post(`${remove.replace(/remove$/, 'retry')}`, {}),
     ];
     for (const attempt of await Promise.all(attempts)) {
       assert.equal(attempt.status, 403);
@@ -115,6 +125,15 @@ describe('the webhooks page of the account screen, over HTTP', () => {
     assert.deepEqual(await endpointsOf(MINE, myAdmin), before);
     assert.equal((await client.send('PUT', add)).status, 405);
     assert.equal((await client.get(remove)).status, 405);
+    assert.equal((await client.get(remove.replace(/remove$/, 'retry'))).status, 405);
+    // With its token, from the page's own site: done, and said (nothing was waiting here).
+    const retried = await client.post(remove.replace(/remove$/, 'retry'), { csrf });
+    assert.equal(retried.status, 303);
+    assert.equal(retried.headers.location, `/account/hubs/${MINE}/webhooks?retried=0`);
+    assert.match(
+      (await client.get(retried.headers.location ?? '')).text,
+      /No delivery was waiting for a later try\./,
+    );
   });
 
   test('without JavaScript: the secret only in the answer that added it, Remove asks on a page first', async () => {

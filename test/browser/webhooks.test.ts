@@ -20,6 +20,8 @@ import { launchChromium } from './chromium.js';
 const PASSWORD = 'browser test password';
 const EMAIL = 'hooks@example.com';
 const HUB = '7770001';
+/** A hub whose endpoint fails: "Retry now" (issue 42). */
+const RETRY_HUB = '7770002';
 const SCREENSHOTS = process.env.CHATLOG_SCREENSHOTS;
 
 let server: TestServer;
@@ -32,7 +34,8 @@ before(async () => {
   receiver = await startReceiver();
   server = await startTestServer({ webhookAllowPrivate: true, webhookTimeoutMs: 5000 });
   await server.hubs.add(HUB, { timeZone: 'Asia/Tokyo' });
-  await server.accounts.add(EMAIL, [HUB], PASSWORD);
+  await server.hubs.add(RETRY_HUB, { timeZone: 'Asia/Tokyo' });
+  await server.accounts.add(EMAIL, [HUB, RETRY_HUB], PASSWORD);
   ingestKey = (await server.keys.issue(HUB, 'ingest', 'sender')).key;
   browser = await launchChromium();
 });
@@ -271,6 +274,81 @@ describe('the webhooks of the account screen in Chromium', () => {
       await context.close();
     });
   }
+
+  test('a failing endpoint has Retry now, in both languages, on a desktop and a 390 px phone; it sends the parked delivery at once', async () => {
+    const failing = await startReceiver();
+    try {
+      failing.answer = 503;
+      const admin = (await server.keys.issue(RETRY_HUB, 'admin', '')).key;
+      const added = await rawRequest(
+        server.url,
+        'POST',
+        `/api/line/${RETRY_HUB}/webhooks`,
+        { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+        JSON.stringify({ url: `${failing.url}/failing` }),
+      );
+      assert.equal(added.status, 201, added.body.toString());
+      const endpoint = JSON.parse(added.body.toString()) as { id: string; url: string; secret: string };
+      failing.secret = endpoint.secret;
+      const ingest = (await server.keys.issue(RETRY_HUB, 'ingest', '')).key;
+      const sent = await rawRequest(
+        server.url,
+        'POST',
+        `/ingest/line/${RETRY_HUB}/messages`,
+        { authorization: `Bearer ${ingest}`, 'content-type': 'application/json' },
+        JSON.stringify([{ lineId: 'U0000000000000000000000000retry', msg: 'parked' }]),
+      );
+      assert.equal(sent.status, 200);
+      // Two failed attempts (about 5 s apart): the next one is minutes away.
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        const [delivery] = await server.store.webhooks.recent(endpoint.id, 1);
+        if (delivery && delivery.attempts >= 2 && delivery.nextAttemptAt - Date.now() > 60_000) break;
+        assert.ok(Date.now() < deadline, `not parked: ${JSON.stringify(delivery)}`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      const retry = { 'en-US': 'Retry now', 'ja-JP': '今すぐ再試行' } as const;
+      const retried = {
+        'en-US': '1 delivery will be tried again within seconds.',
+        'ja-JP': '1 件の配信を数秒以内に再試行します。',
+      };
+      for (const words of WORDS) {
+        for (const viewport of [
+          { width: 1280, height: 900, name: 'desktop' },
+          { width: 390, height: 844, name: 'phone' },
+        ]) {
+          const context = await newContext(words.locale, viewport);
+          const page = await context.newPage();
+          await signIn(page);
+          await page.goto(`${server.url}/account/hubs/${RETRY_HUB}/webhooks`);
+          const region = page.getByRole('region', { name: endpoint.url });
+          const button = region.getByRole('button', { name: retry[words.locale], exact: true });
+          await button.waitFor();
+          const box = await button.boundingBox();
+          assert.ok(
+            box && box.x >= 0 && box.x + box.width <= viewport.width,
+            `it fits: ${JSON.stringify(box)}`,
+          );
+          assert.ok(
+            (await pageWidth(page)) <= viewport.width,
+            `the page is ${await pageWidth(page)} px wide`,
+          );
+          await screenshot(page, `webhooks-${words.locale.slice(0, 2)}-${viewport.name}-retry`);
+          if (words.locale === 'ja-JP' && viewport.name === 'phone') {
+            // The receiver is back: Retry now sends the parked delivery, long before its next try.
+            failing.answer = 204;
+            await button.click();
+            await page.getByText(retried[words.locale]).waitFor();
+            const [delivery] = await failing.waitFor(1, 30_000);
+            assert.equal(delivery?.payload.type, 'message.created');
+          }
+          await context.close();
+        }
+      }
+    } finally {
+      await failing.close();
+    }
+  });
 
   test('no page of these tests broke its strict CSP', () => {
     assert.deepEqual(cspViolations, []);

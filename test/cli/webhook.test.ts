@@ -119,7 +119,7 @@ test('chatlog --help lists webhook, and webhook --help each of its commands', ()
   assert.match(help.stdout, /\n\s+webhook\s/);
   const webhookHelp = chatlog(['webhook', '--help']);
   assert.equal(webhookHelp.code, 0);
-  for (const command of ['add', 'list', 'remove', 'replay', 'deliveries']) {
+  for (const command of ['add', 'list', 'remove', 'replay', 'retry', 'deliveries']) {
     assert.match(webhookHelp.stdout, new RegExp(`\\n\\s+${command} `), command);
   }
   assert.match(chatlog(['webhook', 'remove', '--help']).stdout, /by its id alone/);

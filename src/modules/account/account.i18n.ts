@@ -107,6 +107,11 @@ const en = {
   removeQuestion: (url: string) => `Remove the endpoint ${url}?`,
   removeExplained: 'chatlog sends it nothing more, retries included. This cannot be undone.',
   endpointRemoved: 'Endpoint removed.',
+  retryNow: 'Retry now',
+  retried: (count: number) =>
+    count === 0
+      ? 'No delivery was waiting for a later try.'
+      : `${count} ${count === 1 ? 'delivery' : 'deliveries'} will be tried again within seconds.`,
   deliveriesOf: (url: string) => `Recent deliveries to ${url}`,
   noDeliveries: 'No deliveries yet: the next change of this hub is sent here.',
   colTime: 'Time',
@@ -223,6 +228,11 @@ const ja: Words = {
   removeQuestion: (url: string) => `エンドポイント ${url} を削除しますか?`,
   removeExplained: '再送も含め、以後このエンドポイントには何も送りません。元に戻せません。',
   endpointRemoved: 'エンドポイントを削除しました。',
+  retryNow: '今すぐ再試行',
+  retried: (count: number) =>
+    count === 0
+      ? '再試行を待っている配信はありませんでした。'
+      : `${count} 件の配信を数秒以内に再試行します。`,
   deliveriesOf: (url: string) => `${url} への最近の配信`,
   noDeliveries: '配信はまだありません。このハブの次の変更からここへ送ります。',
   colTime: '日時',

@@ -105,6 +105,7 @@ export function registerAccountRoutes(app: FastifyInstance, deps: AccountRouteDe
     '/account/keys/:keyId/revoke',
     '/account/keys/:keyId/reveal',
     '/account/hubs/:hubId/webhooks/:endpointId/remove',
+    '/account/hubs/:hubId/webhooks/:endpointId/retry',
   ]) {
     deps.methods.declare(app, { url, allowed: ['POST'] });
   }
@@ -375,24 +376,31 @@ export function registerAccountRoutes(app: FastifyInstance, deps: AccountRouteDe
       return reply.redirect(`/account?revoked=${encodeURIComponent(key.id)}`, 303);
     });
 
-    scope.get<{ Params: { hubId: string }; Querystring: { lang?: string; removed?: string } }>(
-      '/account/hubs/:hubId/webhooks',
-      async (request, reply) => {
-        const path = webhooksPath(request.params.hubId);
-        const lang = request.query.lang;
-        if (lang === 'en' || lang === 'ja') {
-          return reply
-            .header('Set-Cookie', cookie(request, LANGUAGE_COOKIE, lang, 365 * 86_400))
-            .redirect(path, 303);
-        }
-        const signedIn = await signedInOf(request);
-        if (!signedIn) return reply.redirect('/account', 303);
-        const { words } = languageOf(request);
-        return showWebhooks(request, reply, signedIn, request.params.hubId, 200, {
-          notice: request.query.removed === undefined ? undefined : words.endpointRemoved,
-        });
-      },
-    );
+    scope.get<{
+      Params: { hubId: string };
+      Querystring: { lang?: string; removed?: string; retried?: string };
+    }>('/account/hubs/:hubId/webhooks', async (request, reply) => {
+      const path = webhooksPath(request.params.hubId);
+      const lang = request.query.lang;
+      if (lang === 'en' || lang === 'ja') {
+        return reply
+          .header('Set-Cookie', cookie(request, LANGUAGE_COOKIE, lang, 365 * 86_400))
+          .redirect(path, 303);
+      }
+      const signedIn = await signedInOf(request);
+      if (!signedIn) return reply.redirect('/account', 303);
+      const { words } = languageOf(request);
+      const { removed, retried } = request.query;
+      const retriedCount = retried !== undefined && /^\d{1,9}$/.test(retried) ? Number(retried) : undefined;
+      return showWebhooks(request, reply, signedIn, request.params.hubId, 200, {
+        notice:
+          removed !== undefined
+            ? words.endpointRemoved
+            : retriedCount !== undefined
+              ? words.retried(retriedCount)
+              : undefined,
+      });
+    });
 
     // Adding an endpoint answers with the page itself, not a redirect: the one page with its secret.
     scope.post<{ Params: { hubId: string } }>('/account/hubs/:hubId/webhooks', async (request, reply) => {
@@ -445,6 +453,22 @@ export function registerAccountRoutes(app: FastifyInstance, deps: AccountRouteDe
         }
         await webhooks.remove(signedIn, hubId, endpointId);
         return reply.redirect(`${webhooksPath(hubId)}?removed=1`, 303);
+      },
+    );
+
+    scope.post<{ Params: { hubId: string; endpointId: string } }>(
+      '/account/hubs/:hubId/webhooks/:endpointId/retry',
+      async (request, reply) => {
+        const form = formOf(request);
+        const signedIn = await requirePost(request, reply, form.get('csrf') ?? undefined);
+        if (!signedIn) return reply;
+        const { hubId, endpointId } = request.params;
+        if (!(await webhooks.endpointOf(signedIn, hubId, endpointId))) {
+          const { language, words } = languageOf(request);
+          return html(reply, 404, messagePage({ language, words, message: words.endpointNotFound }));
+        }
+        const count = await webhooks.retryNow(signedIn, hubId, endpointId);
+        return reply.redirect(`${webhooksPath(hubId)}?retried=${count}`, 303);
       },
     );
 

@@ -83,6 +83,17 @@ function endpointSection(
     endpoint.disabledAt === null
       ? `<span class="state live">${escapeHtml(words.endpointLive)}</span>`
       : `<span class="state stopped">${escapeHtml(words.endpointDisabled)} ${timeIn(endpoint.disabledAt, timeZone)}: ${escapeHtml(words.endpointDisabledWhy)}</span>`;
+  // A live endpoint with a delivery that failed and waits for its next try: it can go now.
+  const failing =
+    endpoint.disabledAt === null &&
+    endpoint.deliveries.some((delivery) => delivery.state === 'pending' && delivery.attempts > 0);
+  const retryForm = failing
+    ? `<form method="post" action="${webhooksPath(hubId)}/${encodeURIComponent(endpoint.id)}/retry" class="retry">
+<input type="hidden" name="csrf" value="${escapeHtml(csrfToken)}">
+<button type="submit">${escapeHtml(words.retryNow)}</button>
+</form>
+`
+    : '';
   const deliveries =
     endpoint.deliveries.length === 0
       ? `<p>${escapeHtml(words.noDeliveries)}</p>`
@@ -102,7 +113,7 @@ ${endpoint.deliveries.map((delivery) => deliveryRow(words, delivery, columns, ti
       ? escapeHtml(words.allEvents)
       : endpoint.events.map((type) => `<code>${escapeHtml(type)}</code>`).join(', ')
   } · ${state}</p>
-<form method="post" action="${webhooksPath(hubId)}/${encodeURIComponent(endpoint.id)}/remove" class="revoke" data-question="${escapeHtml(words.removeQuestion(breakableText(url)))}">
+${retryForm}<form method="post" action="${webhooksPath(hubId)}/${encodeURIComponent(endpoint.id)}/remove" class="revoke" data-question="${escapeHtml(words.removeQuestion(breakableText(url)))}">
 <input type="hidden" name="csrf" value="${escapeHtml(csrfToken)}">
 <button type="submit" class="danger">${escapeHtml(words.remove)}</button>
 </form>

@@ -51,6 +51,13 @@ export class AccountWebhooks {
     return this.webhooks.add(hubId, { url: url.trim() });
   }
 
+  /** "Retry now": the endpoint's deliveries waiting for a later attempt go at once; how many. */
+  async retryNow(signedIn: SignedIn, hubId: string, id: string): Promise<number> {
+    this.requireHub(signedIn, hubId);
+    const [endpoint] = await this.webhooks.retryNow(hubId, id);
+    return endpoint?.retried ?? 0;
+  }
+
   async remove(signedIn: SignedIn, hubId: string, id: string): Promise<void> {
     this.requireHub(signedIn, hubId);
     await this.webhooks.remove(hubId, id);

@@ -124,6 +124,27 @@ export class WebhookService {
     return count;
   }
 
+  /**
+   * "Retry now": the deliveries of the hub's endpoints (or of the one named) that wait for a later
+   * attempt are attempted at once, by whichever node's worker looks first (within seconds), with
+   * the settings that node runs with now. Resolves, per endpoint, how many.
+   */
+  async retryNow(hubId: string, endpointId?: string): Promise<Array<{ id: string; retried: number }>> {
+    const endpoints =
+      endpointId === undefined
+        ? await this.deps.store.webhooks.list(hubId)
+        : [(await this.deps.store.webhooks.list(hubId)).find((e) => e.id === endpointId)];
+    const retried: Array<{ id: string; retried: number }> = [];
+    for (const endpoint of endpoints) {
+      if (!endpoint) throw webhookErrors.notFound(endpointId ?? '');
+      if (endpoint.disabledAt !== null) continue;
+      const count = await this.deps.store.webhooks.retryNow(endpoint.id, this.deps.clock());
+      if (count > 0) this.deps.onWork?.(endpoint.id);
+      retried.push({ id: endpoint.id, retried: count });
+    }
+    return retried;
+  }
+
   recent(endpointId: string, limit = 20): Promise<DeliveryRecord[]> {
     return this.deps.store.webhooks.recent(endpointId, limit);
   }

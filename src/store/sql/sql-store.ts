@@ -78,6 +78,7 @@ import {
   recentDeliveries,
   removeEndpoint,
   replayEndpoint,
+  retryDeliveriesNow,
   settleDeliveries,
 } from './webhooks.js';
 
@@ -310,6 +311,7 @@ export abstract class SqlStore implements Store {
     disable: (id, reason, now) => this.write((tx) => disableEndpoint(tx, id, reason, now)),
     dispatch: (endpoint, now, max) => this.write((tx) => dispatchEndpoint(tx, endpoint, now, max)),
     replay: (endpoint, afterSeq, now) => this.write((tx) => replayEndpoint(tx, endpoint, afterSeq, now)),
+    retryNow: (endpointId, now) => this.write((tx) => retryDeliveriesNow(tx, endpointId, now)),
     lease: (endpointId, now, leasedUntil, max, dueSince = 0) =>
       this.write(
         (tx) => leaseDeliveries(tx, this.skipLocked, endpointId, { now, dueSince, leasedUntil, max }),

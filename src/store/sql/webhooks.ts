@@ -126,6 +126,19 @@ export async function disableEndpoint(
   );
 }
 
+/**
+ * The endpoint's pending deliveries that wait for a later attempt are due at `now` (a retry at
+ * once; their attempts so far still count towards the backoff); one being attempted (leased) is left
+ * to its attempt. Resolves how many.
+ */
+export function retryDeliveriesNow(tx: Transaction, endpointId: string, now: number): Promise<number> {
+  return tx.run(
+    `UPDATE webhook_deliveries SET next_attempt_at = ?
+     WHERE endpoint_id = ? AND state = 'pending' AND next_attempt_at > ? AND leased_until <= ?`,
+    [now, endpointId, now, now],
+  );
+}
+
 const wanted = (endpoint: WebhookEndpoint, type: string) =>
   endpoint.events === null || (endpoint.events as string[]).includes(type);
 

@@ -42,6 +42,7 @@ export const FORWARDED_WRITES = [
   'webhooks.disable',
   'webhooks.dispatch',
   'webhooks.replay',
+  'webhooks.retryNow',
   'webhooks.lease',
   'webhooks.settle',
   'contacts.upsert',
