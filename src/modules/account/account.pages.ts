@@ -222,10 +222,11 @@ function hubSection(words: Words, hub: HubView, csrfToken: string, newKeyId: str
 </div>
 <div class="field">
 <label for="scope-${id}">${escapeHtml(words.scope)}</label>
-<select id="scope-${id}" name="scope">
+<select id="scope-${id}" name="scope" aria-describedby="scope-hint-${id}">
 <option value="read">${escapeHtml(words.scopeRead)}</option>
 <option value="ingest">${escapeHtml(words.scopeIngest)}</option>
 </select>
+<p class="hint" id="scope-hint-${id}">${escapeHtml(words.scopeHint)}</p>
 </div>
 <button type="submit" class="primary">${escapeHtml(words.createKey)}</button>
 </form>

@@ -39,15 +39,16 @@ function describeType(schema: unknown): string {
   return `${escapeHtml(types || 'any')}${details.length ? ` (${escapeHtml(details.join(', '))})` : ''}${pattern}`;
 }
 
+/** A table; on a phone each row is a card, each cell under its column's name (`data-label`). */
 function table(caption: string, head: string[], rows: string[][]): string {
   const th = head.map((h) => `<th scope="col">${escapeHtml(h)}</th>`).join('');
   const body = rows
     .map(
       ([first, ...rest]) =>
-        `<tr><th scope="row">${first}</th>${rest.map((c) => `<td>${c}</td>`).join('')}</tr>`,
+        `<tr><th scope="row">${first}</th>${rest.map((c, i) => `<td data-label="${escapeHtml(head[i + 1] ?? '')}">${c}</td>`).join('')}</tr>`,
     )
     .join('\n');
-  return `<div class="table-wrap"><table>\n<caption>${escapeHtml(caption)}</caption>\n<thead><tr>${th}</tr></thead>\n<tbody>\n${body}\n</tbody>\n</table></div>`;
+  return `<div class="table-wrap"><table class="fields">\n<caption>${escapeHtml(caption)}</caption>\n<thead><tr>${th}</tr></thead>\n<tbody>\n${body}\n</tbody>\n</table></div>`;
 }
 
 function codesOf(answer: unknown): string[] {
