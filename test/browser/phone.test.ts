@@ -126,6 +126,20 @@ for (const locale of ['en-US', 'ja-JP'] as const) {
         });
       }
     }
+    // Words of the page's language only: a delivery's error, the audit page's keeping time.
+    await page.goto(`${server.url}/account/hubs/${HUB}/webhooks`);
+    const webhooksText = await page.locator('main').innerText();
+    if (locale === 'ja-JP') {
+      assert.match(webhooksText, /接続できませんでした\(ECONNREFUSED\)/);
+      assert.doesNotMatch(webhooksText, /could not connect/);
+    } else {
+      assert.match(webhooksText, /could not connect \(ECONNREFUSED\)/);
+    }
+    await page.goto(`${server.url}/account/hubs/${HUB}/audit`);
+    const auditText = await page.locator('main').innerText();
+    assert.doesNotMatch(auditText, /CHATLOG_/, 'no variable name on the audit page');
+    assert.match(auditText, locale === 'ja-JP' ? /400 日間/ : /400 days/);
+    await page.goto(`${server.url}/docs`);
     // /docs: each field a card, its meaning on screen under the column's name.
     const meaning = page.locator('table.fields td[data-label="meaning"]').first();
     const box = await meaning.boundingBox();

@@ -78,7 +78,7 @@ const en = {
   auditTitle: (hubId: string) => `chatlog — audit log of hub ${hubId}`,
   auditOf: (hubId: string) => `Audit log of hub ${hubId}`,
   auditIntro:
-    'Every request to this hub’s API that a key of the hub was accepted for, newest first: which key, what it asked, what it got. Records are kept for CHATLOG_AUDIT_KEEP_DAYS days (400 unless your administrator set otherwise); keys themselves are never recorded.',
+    'Every request to this hub’s API that a key of the hub was accepted for, newest first: which key, what it asked, what it got. Records are kept for 400 days unless your administrator chose another length; keys themselves are never recorded.',
   noRecords: 'No request yet.',
   colTime: 'Time',
   colKey: 'Key',
@@ -170,7 +170,7 @@ const ja: ConversationWords = {
   auditTitle: (hubId: string) => `chatlog — ハブ ${hubId} の監査ログ`,
   auditOf: (hubId: string) => `ハブ ${hubId} の監査ログ`,
   auditIntro:
-    'このハブの API キーで受け付けたすべてのリクエストを新しい順に表示します(どのキーで、何を求め、何を返したか)。記録は CHATLOG_AUDIT_KEEP_DAYS 日(既定 400 日)保存されます。キーそのものは記録しません。',
+    'このハブの API キーで受け付けたすべてのリクエストを新しい順に表示します(どのキーで、何を求め、何を返したか)。記録は 400 日間(管理者が別の期間を設定した場合はその期間)保存されます。キーそのものは記録しません。',
   noRecords: 'まだリクエストはありません。',
   colTime: '日時',
   colKey: 'キー',

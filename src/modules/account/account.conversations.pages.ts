@@ -294,10 +294,13 @@ function dayHeading(language: Language, epochMs: number, timeZone: string): { is
   // The day as a UTC date (setUTCFullYear: Date.UTC would read years below 100 as 19xx).
   const date = new Date(0);
   date.setUTCFullYear(day.year, day.month - 1, day.day);
-  const text = new Intl.DateTimeFormat(language === 'ja' ? 'ja-JP' : 'en-GB', {
-    timeZone: 'UTC',
-    dateStyle: 'full',
-  }).format(date);
+  // Japanese as it is usually written, 2026年11月28日(土); English in full, Saturday, 28 November 2026.
+  const text = new Intl.DateTimeFormat(
+    language === 'ja' ? 'ja-JP' : 'en-GB',
+    language === 'ja'
+      ? { timeZone: 'UTC', year: 'numeric', month: 'long', day: 'numeric', weekday: 'short' }
+      : { timeZone: 'UTC', dateStyle: 'full' },
+  ).format(date);
   return { iso, text };
 }
 

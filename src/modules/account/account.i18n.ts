@@ -127,6 +127,8 @@ const en = {
   } as Record<DeliveryState, string>,
   /** After a delivery's state: what the endpoint answered, or what went wrong. */
   statusDetail: (detail: string) => ` (${detail})`,
+  /** Why a delivery failed, as the worker says it (webhooks.delivery.ts, webhooks.url.ts). */
+  deliveryError: (reason: string) => reason,
   nextTry: 'next try',
   endpointNotFound: 'There is no such endpoint on this hub.',
 };
@@ -248,6 +250,7 @@ const ja: Words = {
     skipped: '送信せず',
   },
   statusDetail: (detail: string) => `(${detail})`,
+  deliveryError: (reason: string) => deliveryErrorJa(reason),
   nextTry: '次回',
   endpointNotFound: 'このハブにそのエンドポイントはありません。',
 };
@@ -275,4 +278,37 @@ export function pickLanguage(cookie: string | undefined, acceptLanguage: string 
     }
   }
   return best;
+}
+
+/**
+ * The worker's reasons for a failed delivery (webhooks.delivery.ts, webhooks.url.ts) in Japanese, so
+ * that a Japanese sentence holds no English; one not listed here is shown as the worker wrote it.
+ */
+const DELIVERY_ERRORS_JA: Array<[RegExp, (...parts: string[]) => string]> = [
+  [/^could not connect \((.+)\)$/, (code) => `接続できませんでした(${code})`],
+  [/^no answer within (\S+) s$/, (seconds) => `${seconds} 秒以内に応答がありませんでした`],
+  [/^a redirect \(never followed\)$/, () => 'リダイレクト(たどりません)'],
+  [/^answered (\d+)$/, (status) => `${status} を返しました`],
+  [/^answered 410 Gone$/, () => '410 Gone を返しました'],
+  [/^(.+) does not resolve$/, (host) => `${host} の名前を解決できませんでした`],
+  [
+    /^(?:(.+): )?(\S+) is a private or loopback address \(CHATLOG_WEBHOOK_ALLOW_PRIVATE=true allows it\)$/,
+    (host, address) =>
+      `${host ? `${host}: ` : ''}${address} はプライベートまたはループバックのアドレスです(CHATLOG_WEBHOOK_ALLOW_PRIVATE=true で許可されます)`,
+  ],
+  [
+    /^(?:(.+): )?(\S+) is a link-local, metadata or reserved address, never reached$/,
+    (host, address) =>
+      `${host ? `${host}: ` : ''}${address} はリンクローカル・メタデータ・予約済みのアドレスのため送信しません`,
+  ],
+  [/^a public endpoint must use https$/, () => '公開されたエンドポイントには https が必要です'],
+  [/^the change was deleted first$/, () => '送信前に変更が削除されました'],
+];
+
+function deliveryErrorJa(reason: string): string {
+  for (const [pattern, words] of DELIVERY_ERRORS_JA) {
+    const match = pattern.exec(reason);
+    if (match) return words(...match.slice(1).map((part) => part ?? ''));
+  }
+  return reason;
 }

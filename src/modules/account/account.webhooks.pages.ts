@@ -43,7 +43,7 @@ function deliveryRow(words: Words, delivery: DeliveryRecord, columns: Columns, t
       ? ''
       : delivery.lastStatus !== null
         ? `HTTP ${delivery.lastStatus}`
-        : (delivery.lastError ?? '');
+        : words.deliveryError(delivery.lastError ?? '');
   const next =
     delivery.state === 'pending' && delivery.attempts > 0
       ? ` <span class="next">${escapeHtml(words.nextTry)} ${timeIn(delivery.nextAttemptAt, timeZone)}</span>`
