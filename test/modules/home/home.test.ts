@@ -44,3 +44,22 @@ test("a browser's request for the site icon is answered with none (204), not a 4
   assert.equal(icon.status, 204);
   assert.equal(icon.body.length, 0);
 });
+
+test('GET / speaks Japanese to a browser that asks for it, English otherwise', async () => {
+  const ja = await rawRequest(server.url, 'GET', '/', { 'accept-language': 'ja,en-US;q=0.8' });
+  const html = ja.body.toString('utf8');
+  assert.match(html, /<html lang="ja">/);
+  assert.match(html, /<a href="\/account">API キー<\/a>/);
+  assert.match(html, /読み取り専用の JSON API/);
+  assert.doesNotMatch(html, /Keeps the LINE chat messages/);
+  assert.equal(ja.headers['content-language'], 'ja');
+  assert.match(String(ja.headers.vary), /Accept-Language/);
+  for (const asked of [undefined, 'en-GB', 'fr, de;q=0.5']) {
+    const en = await rawRequest(server.url, 'GET', '/', asked ? { 'accept-language': asked } : {});
+    assert.match(
+      en.body.toString('utf8'),
+      /<html lang="en">[\s\S]*Keeps the LINE chat messages/,
+      String(asked),
+    );
+  }
+});
