@@ -119,6 +119,19 @@ function folderRank(file: string): number {
   return rank === -1 ? FIRST.length : rank;
 }
 
+/**
+ * The files running now. Each is a process group of its own (so that it can be stopped with what it
+ * started), which a Ctrl-C at the terminal does not reach: the runner stops them when it is stopped.
+ */
+const running = new Set<ChildProcess>();
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
+  process.once(signal, () => {
+    for (const child of running) killGroup(child);
+    console.error(`\n== stopped (${signal}): ${running.size} running test file(s) stopped with it`);
+    process.exit(130);
+  });
+}
+
 /** Runs one file in its own process group; its output is kept, shown when it fails. */
 function runJob(job: Job, timeoutSeconds: number, verbose: boolean): Promise<Outcome> {
   const started = performance.now();
@@ -128,6 +141,7 @@ function runJob(job: Job, timeoutSeconds: number, verbose: boolean): Promise<Out
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, CHATLOG_TEST_STORE: job.store, FORCE_COLOR: '0' },
   });
+  running.add(child);
   const chunks: Buffer[] = [];
   child.stdout?.on('data', (chunk: Buffer) => chunks.push(chunk));
   child.stderr?.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -139,6 +153,7 @@ function runJob(job: Job, timeoutSeconds: number, verbose: boolean): Promise<Out
   return new Promise((resolve) => {
     child.once('close', (code, signal) => {
       clearTimeout(timer);
+      running.delete(child);
       // Whatever the file left behind (a server it spawned, Chromium) goes with it.
       killGroup(child);
       let output = Buffer.concat(chunks).toString('utf8');
