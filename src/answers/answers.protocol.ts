@@ -2,7 +2,8 @@
  * What the main thread and an answer thread say to each other (answers.threads.ts says why).
  * main → thread: open a stream of an answer's JSON, give it credit for one more chunk, or cancel it;
  * or read a page of the change feed;
- * thread → main: a chunk (its ArrayBuffer transferred, not copied), the end, a page of the feed
+ * thread → main: a chunk (its ArrayBuffer transferred, not copied), the end (with its count of
+ * messages), a page of the feed
  * (its body transferred), or what went wrong.
  */
 
@@ -23,7 +24,7 @@ export type ToThread =
 export type FromThread =
   | { ready: true }
   | { id: number; chunk: Uint8Array }
-  | { id: number; end: true }
+  | { id: number; end: true; messages: number }
   | { id: number; page: FeedJsonPage }
   | { id: number; error: SerializedError };
 

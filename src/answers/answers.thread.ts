@@ -8,7 +8,7 @@ import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { type ContactIds, SqliteAnswerReaders } from '../store/sqlite/sqlite.answers.js';
 import { serializeError } from '../store/sqlite/sqlite.thread.js';
-import type { MessageQuery } from '../store/store.js';
+import type { AnswerCount, MessageQuery } from '../store/store.js';
 import {
   type AnswerThreadOptions,
   CHUNKS_AHEAD,
@@ -52,8 +52,9 @@ async function answer(
   part: ContactIds | undefined,
   stream: Stream,
 ): Promise<void> {
+  const count: AnswerCount = {};
   try {
-    for await (const chunk of readers.json(query, part)) {
+    for await (const chunk of readers.json(query, part, count)) {
       while (stream.credit === 0 && !stream.cancelled) {
         await new Promise<void>((resolve) => {
           stream.wake = resolve;
@@ -67,7 +68,7 @@ async function answer(
       const own = ownsBuffer(chunk) ? chunk : new Uint8Array(chunk);
       post({ id, chunk: own }, [own.buffer as ArrayBuffer]);
     }
-    post({ id, end: true });
+    post({ id, end: true, messages: count.messages ?? 0 });
   } catch (error) {
     if (!stream.cancelled) post({ id, error: serializeError(error) });
   } finally {

@@ -21,7 +21,7 @@ import type { FeedSource } from '../modules/changes/changes.usecases.js';
 import type { AnswerSource, MessagesRange } from '../modules/messages/messages.usecases.js';
 import { type ContactIds, joinAnswer } from '../store/sqlite/sqlite.answers.js';
 import { deserializeError, startThread } from '../store/sqlite/sqlite.thread.js';
-import type { FeedJsonPage } from '../store/store.js';
+import { type AnswerCount, countAnswer, type FeedJsonPage } from '../store/store.js';
 import {
   type AnswerThreadOptions,
   type FromThread,
@@ -32,6 +32,8 @@ import {
 interface Incoming {
   chunks: Buffer[];
   done: boolean;
+  /** Its count of messages, once done. */
+  messages: number;
   error: Error | undefined;
   wake: (() => void) | undefined;
 }
@@ -131,7 +133,7 @@ export class AnswerThreads implements AnswerSource, FeedSource {
     return this.threads.reduce((n, thread) => n + (thread?.streams.size ?? 0), 0);
   }
 
-  async *json(query: MessagesRange): AsyncGenerator<Buffer> {
+  async *json(query: MessagesRange, count?: AnswerCount): AsyncGenerator<Buffer> {
     if (this.closed) throw new Error('the server is stopping');
     // Every thread idle (one client, or a quiet moment): a range's answer in two halves by contact,
     // each read on a thread of its own at once, so that one answer has both cores. Not a whole hub:
@@ -163,6 +165,7 @@ export class AnswerThreads implements AnswerSource, FeedSource {
       } finally {
         for (const half of halves) half.cancel();
       }
+      for (const half of halves) countAnswer(count, half.messages());
       // Where the next answer of this hub splits: moved so that its halves weigh the same.
       if (this.middles.size >= MIDDLES_KEPT) this.middles.clear();
       this.middles.set(query.hubId, balancedMiddle(low, high, middle, ...bytes));
@@ -170,7 +173,7 @@ export class AnswerThreads implements AnswerSource, FeedSource {
     }
     const thread = this.leastBusy();
     if (!thread) {
-      yield* this.meanwhile.json(query);
+      yield* this.meanwhile.json(query, count);
       return;
     }
     const stream = this.open(thread, query);
@@ -179,6 +182,7 @@ export class AnswerThreads implements AnswerSource, FeedSource {
     } finally {
       stream.cancel();
     }
+    countAnswer(count, stream.messages());
   }
 
   /**
@@ -191,9 +195,9 @@ export class AnswerThreads implements AnswerSource, FeedSource {
     query: MessagesRange,
     part?: ContactIds,
     ahead?: number,
-  ): { chunks: AsyncGenerator<Buffer>; cancel: () => void } {
+  ): { chunks: AsyncGenerator<Buffer>; cancel: () => void; messages: () => number } {
     const id = this.nextId++;
-    const incoming: Incoming = { chunks: [], done: false, error: undefined, wake: undefined };
+    const incoming: Incoming = { chunks: [], done: false, messages: 0, error: undefined, wake: undefined };
     thread.streams.set(id, incoming);
     const send = (message: ToThread) => thread.worker.postMessage(message);
     send({ open: id, query, ...(part && { part }), ...(ahead && { ahead }) });
@@ -216,7 +220,7 @@ export class AnswerThreads implements AnswerSource, FeedSource {
       if (!incoming.done && !incoming.error && thread.streams.has(id)) send({ cancel: id });
       thread.streams.delete(id);
     };
-    return { chunks: chunks(), cancel };
+    return { chunks: chunks(), cancel, messages: () => incoming.messages };
   }
 
   /** A page of the change feed as its JSON, read and encoded on the least busy thread. */
@@ -270,8 +274,10 @@ export class AnswerThreads implements AnswerSource, FeedSource {
       if ('chunk' in message) {
         const { chunk } = message;
         incoming.chunks.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
-      } else if ('end' in message) incoming.done = true;
-      else if ('error' in message) incoming.error = deserializeError(message.error);
+      } else if ('end' in message) {
+        incoming.done = true;
+        incoming.messages = message.messages;
+      } else if ('error' in message) incoming.error = deserializeError(message.error);
       const wake = incoming.wake;
       incoming.wake = undefined;
       wake?.();

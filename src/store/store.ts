@@ -364,6 +364,19 @@ export type Change =
  * `appendFloor` has not changed while `history` and `appendEpoch` have not (answerVersion in
  * messages.usecases.ts).
  */
+/**
+ * How many messages an answer held, told by whatever wrote it once it has written all of it (the
+ * audit's `messages`, CONTRACT §13): added to `messages`, never set for an answer cut short.
+ */
+export interface AnswerCount {
+  messages?: number;
+}
+
+/** Adds `n` to `count` (an answer written whole, or its part). */
+export function countAnswer(count: AnswerCount | undefined, n: number): void {
+  if (count) count.messages = (count.messages ?? 0) + n;
+}
+
 export interface AnswerVersions {
   all: number;
   history: number;
@@ -537,7 +550,7 @@ export interface Store {
      * modules/messages/messages.serializer.ts makes of `stream`'s rows, in chunks. Absent where the
      * engine does not write it (SQLite's answers come from the answer threads, src/answers/).
      */
-    json?(query: MessageQuery): AsyncIterable<Buffer>;
+    json?(query: MessageQuery, count?: AnswerCount): AsyncIterable<Buffer>;
     /**
      * Stores every message of every batch in one transaction, or none of them when the
      * iterable throws. Messages whose sourceId the hub already has are skipped.

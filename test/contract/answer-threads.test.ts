@@ -13,7 +13,7 @@ import { AnswerThreads } from '../../src/answers/answers.threads.js';
 import { collectAnswer } from '../../src/modules/messages/messages.serializer.js';
 import { answersEncodedHere } from '../../src/modules/messages/messages.usecases.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite.store.js';
-import type { FeedJsonPage } from '../../src/store/store.js';
+import type { AnswerCount, FeedJsonPage } from '../../src/store/store.js';
 import { message, startTestServer, storeMessages, type TestServer } from '../helpers.js';
 
 let server: TestServer;
@@ -158,4 +158,25 @@ test('pages of the change feed read on the threads are the pages the store reads
     assert.deepEqual({ ...page, body: undefined }, { ...want, body: undefined });
   });
   assert.equal(threads.streaming, 0);
+});
+
+test("an answer tells how many messages it held (the audit's count), read whole, in halves or on several threads at once", async () => {
+  const counted = async (fromMs: number | undefined, toMsExclusive: number | undefined) => {
+    const count: AnswerCount = {};
+    const parts: Buffer[] = [];
+    for await (const chunk of threads.json({ hubId: '100', fromMs, toMsExclusive }, count)) parts.push(chunk);
+    const contacts = JSON.parse(Buffer.concat(parts).toString('utf8')) as Array<{ messages: unknown[] }>;
+    return { told: count.messages, held: contacts.reduce((n, c) => n + c.messages.length, 0) };
+  };
+  const before = threads.answersInHalves;
+  const range = [Date.parse('2024-02-02T00:00:00+09:00'), Date.parse('2024-02-06T00:00:00+09:00')] as const;
+  assert.deepEqual(await counted(...range), { told: 5_760, held: 5_760 });
+  assert.equal(threads.answersInHalves, before + 1, 'read in two halves');
+  assert.deepEqual(await counted(undefined, undefined), { told: 6_000, held: 6_000 });
+  const day = [Date.parse('2024-02-03T00:00:00+09:00'), Date.parse('2024-02-04T00:00:00+09:00')] as const;
+  const many = await Promise.all([counted(...day), counted(...range), counted(undefined, undefined)]);
+  assert.deepEqual(
+    many.map((m) => m.told),
+    [1_440, 5_760, 6_000],
+  );
 });

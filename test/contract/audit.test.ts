@@ -98,7 +98,8 @@ test('one record per authorised request, with its counts; refused keys leave non
   assert.deepEqual(
     records.map((r) => [r.keyId, r.endpoint, r.query, r.status, r.messages]),
     [
-      [read.id, 'GET /api/line/:hubId/messages', 'from=2026-11-20&to=2026-11-20', 200, null],
+      // The seed's endpoint: the messages its answer held (CONTRACT §13).
+      [read.id, 'GET /api/line/:hubId/messages', 'from=2026-11-20&to=2026-11-20', 200, 3],
       // Kept readable: the words as typed, not percent-encoded.
       [read.id, 'GET /api/line/:hubId/search', 'q=予約&limit=2', 200, 2],
       [read.id, 'GET /api/line/:hubId/changes', 'limit=10', 200, 3],
@@ -119,6 +120,59 @@ test('one record per authorised request, with its counts; refused keys leave non
     (await server.store.audit.list({ hubId: OTHER, limit: 10 })).length,
     0,
     'nothing for the other hub',
+  );
+});
+
+test("the seed endpoint's records count the messages its answer held, however it was sent; none for HEAD and 304", async () => {
+  const COUNTED = '7830003';
+  await server.hubs.add(COUNTED, { timeZone: 'Asia/Tokyo' });
+  const key = (await server.keys.issue(COUNTED, 'read', '')).key;
+  await server.store.messages.ingest(
+    COUNTED,
+    Array.from({ length: 7 }, (_, n) => ({
+      kind: 'message' as const,
+      lineId: `Ucount${n % 2}`,
+      sender: null,
+      msg: `m${n}`,
+      contentType: 'text',
+      // 5 on 2026-11-20 in Tokyo, 2 on the 21st.
+      createdAt: Date.parse(n < 5 ? '2026-11-20T03:00:00Z' : '2026-11-21T03:00:00Z') + n,
+      sourceId: `ingest:count-${n}`,
+      id: `count-${n}`,
+      sourceKind: 'user' as const,
+      sourceChatId: null,
+    })),
+    Date.now(),
+  );
+  const path = (query: string) => `/api/line/${COUNTED}/messages?apikey=${key}${query}`;
+  const day = '&from=2026-11-20&to=2026-11-20';
+  const asked: Array<[number, Record<string, string>, string, string]> = [];
+  const ask = async (query: string, headers: Record<string, string> = {}, method = 'GET') => {
+    const res = await rawRequest(server.url, method, path(query), headers);
+    asked.push([res.status, headers, method, query]);
+    return res;
+  };
+  const first = await ask(day);
+  await ask(day); // the same answer again: from the answer cache
+  await ask(day, { 'accept-encoding': 'gzip' });
+  await ask(day, { 'accept-encoding': 'br' });
+  await ask(''); // the whole hub
+  await ask('&from=2026-11-22&to=2026-11-22'); // a day without messages
+  await ask(day, {}, 'HEAD');
+  await ask(day, { 'if-none-match': String(first.headers.etag) });
+  const records = await recordsOf(COUNTED, asked.length);
+  assert.deepEqual(
+    records.map((r) => [r.status, r.messages]),
+    [
+      [200, 5],
+      [200, 5],
+      [200, 5],
+      [200, 5],
+      [200, 7],
+      [200, 0],
+      [200, null],
+      [304, null],
+    ],
   );
 });
 

@@ -13,7 +13,7 @@ import fc from 'fast-check';
 import { collectAnswer } from '../../src/modules/messages/messages.serializer.js';
 import { SqliteAnswerReaders } from '../../src/store/sqlite/sqlite.answers.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite.store.js';
-import type { ImportMessage, MessageQuery } from '../../src/store/store.js';
+import type { AnswerCount, ImportMessage, MessageQuery } from '../../src/store/store.js';
 import { createTestStore, storeMessages, type TestStore, testPostgresStore } from '../helpers.js';
 import { hubRange, hubRows, storeHub, storeLongContact } from './answer-fixtures.js';
 
@@ -30,16 +30,23 @@ interface Plan {
   pieceMessages: number;
 }
 
-/** The engine's own JSON for `query`, read the way `plan` forces. */
-async function written(query: MessageQuery, plan: Plan): Promise<Buffer> {
+/** The messages of an answer, counted in its JSON. */
+function messagesIn(answer: Buffer): number {
+  const contacts = JSON.parse(answer.toString('utf8')) as Array<{ messages: unknown[] }>;
+  return contacts.reduce((n, contact) => n + contact.messages.length, 0);
+}
+
+/** The engine's own JSON for `query`, read the way `plan` forces, and the count it told. */
+async function written(query: MessageQuery, plan: Plan): Promise<Buffer & { told: AnswerCount }> {
   const parts: Buffer[] = [];
+  const told: AnswerCount = {};
   if (t.store instanceof SqliteStore) {
     const readers = new SqliteAnswerReaders(t.store.file, {
       shortRangeMaxRows: plan.shortRangeMaxRows,
       piece: { cap: plan.pieceMessages },
     });
     try {
-      for await (const chunk of readers.json(query)) parts.push(chunk);
+      for await (const chunk of readers.json(query, undefined, told)) parts.push(chunk);
     } finally {
       readers.close();
     }
@@ -51,12 +58,12 @@ async function written(query: MessageQuery, plan: Plan): Promise<Buffer> {
     });
     try {
       assert.ok(store.messages.json, 'PostgreSQL writes the JSON');
-      for await (const chunk of store.messages.json(query)) parts.push(chunk);
+      for await (const chunk of store.messages.json(query, told)) parts.push(chunk);
     } finally {
       await store.close();
     }
   }
-  return Buffer.concat(parts);
+  return Object.assign(Buffer.concat(parts), { told });
 }
 
 let hubNumber = 710_000;
@@ -76,6 +83,8 @@ test("the database's answer JSON is the serializer's, byte for byte, whatever th
         const actual = await written(query, plan);
         assert.equal(actual.toString('utf8'), expected.toString('utf8'));
         assert.ok(actual.equals(expected), 'the same bytes');
+        // The audit's count (CONTRACT §13): the answer's messages, none told twice or missed.
+        assert.equal(actual.told.messages, messagesIn(expected));
       },
     ),
     { numRuns: 60 },
@@ -91,6 +100,7 @@ test('a contact of thousands of messages comes whole, in order, in chunks, by ei
     for (const shortRangeMaxRows of [20_000, -1]) {
       const actual = await written(query, { shortRangeMaxRows, pieceMessages: 1_024 });
       assert.ok(actual.equals(expected), `${JSON.stringify(query)} ${shortRangeMaxRows}`);
+      assert.equal(actual.told.messages, messagesIn(expected));
     }
   }
 });

@@ -10,10 +10,16 @@
  * memory until it would have aged out.
  */
 import { Transform, type TransformCallback } from 'node:stream';
+import type { AnswerCount } from '../../store/store.js';
 
-interface Entry {
-  hubId: string;
+/** An answer kept: its bytes as sent, and its count of messages (the audit's, CONTRACT §13). */
+export interface CachedAnswer {
   body: Buffer;
+  messages: number | undefined;
+}
+
+interface Entry extends CachedAnswer {
+  hubId: string;
 }
 
 export class AnswerCache {
@@ -36,19 +42,19 @@ export class AnswerCache {
     return this.maxEntryBytes > 0;
   }
 
-  get(key: string): Buffer | undefined {
+  get(key: string): CachedAnswer | undefined {
     const hit = this.entries.get(key);
     if (hit) {
       // Most recently used last.
       this.entries.delete(key);
       this.entries.set(key, hit);
     }
-    return hit?.body;
+    return hit;
   }
 
-  set(key: string, hubId: string, body: Buffer): void {
+  set(key: string, hubId: string, body: Buffer, messages?: number): void {
     if (body.length > this.maxEntryBytes || this.entries.has(key)) return;
-    this.entries.set(key, { hubId, body });
+    this.entries.set(key, { hubId, body, messages });
     let keys = this.byHub.get(hubId);
     if (!keys) {
       keys = new Set();
@@ -108,9 +114,13 @@ export class AnswerCache {
    * Pass-throughs that hand the whole body to the cache when it ends, if the answer's JSON (before
    * any compression) was small: `measure` goes before the compressor, `keep` after it. `done` must
    * be called when the answer ends, however it ends (the pipeline's callback): the requests that
-   * waited for it (pending) go on.
+   * waited for it (pending) go on. `count` is the answer's (AnswerSource.json's), kept with it.
    */
-  recorder(key: string, hubId: string): { measure: Transform; keep: Transform; done: () => void } {
+  recorder(
+    key: string,
+    hubId: string,
+    count: AnswerCount,
+  ): { measure: Transform; keep: Transform; done: () => void } {
     const generation = this.generations.get(hubId) ?? 0;
     let finish = () => {};
     if (!this.building.has(key)) {
@@ -142,7 +152,7 @@ export class AnswerCache {
       flush: (callback: TransformCallback) => {
         const forgotten = (this.generations.get(hubId) ?? 0) !== generation;
         if (!forgotten && jsonBytes <= this.maxEntryBytes && size <= this.maxEntryBytes) {
-          this.set(key, hubId, Buffer.concat(chunks, size));
+          this.set(key, hubId, Buffer.concat(chunks, size), count.messages);
         }
         callback();
       },

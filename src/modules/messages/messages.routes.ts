@@ -14,7 +14,7 @@ import {
 } from '../../lib/http.js';
 import type { PathMethods } from '../../lib/methods.js';
 import { checkedByHandler } from '../../lib/schemas.js';
-import type { Store } from '../../store/store.js';
+import type { AnswerCount, Store } from '../../store/store.js';
 import type { AnswerCache } from './messages.cache.js';
 import type { CheckDeps } from './messages.checks.js';
 import { messageErrors } from './messages.errors.js';
@@ -122,9 +122,16 @@ async function answerMessages(
       cached = cache.get(cacheKey);
     }
   }
-  if (cached) return reply.header('Content-Length', cached.length).send(cached);
+  const audit = request.audit;
+  if (cached) {
+    if (audit && cached.messages !== undefined) audit.messages = cached.messages;
+    return reply.header('Content-Length', cached.body.length).send(cached.body);
+  }
 
-  const body = answers.json(range);
+  // The audit's count of messages (CONTRACT §13): told by the source once the answer is read whole,
+  // before its last bytes reach the socket (so before the audit records the request).
+  const count: AnswerCount = audit ?? {};
+  const body = answers.json(range, count);
   const logFailure = (error: NodeJS.ErrnoException | null) => {
     if (error && error.code !== 'ERR_STREAM_PREMATURE_CLOSE')
       request.log.error({ err: error }, 'answer stream failed');
@@ -132,7 +139,7 @@ async function answerMessages(
   if (encoding === 'identity') {
     const json = Readable.from(body, { objectMode: false, highWaterMark: 64 * 1024 });
     if (!cache.enabled) return reply.send(pipeline(json, new PassThrough(), logFailure));
-    const { measure, keep, done } = cache.recorder(cacheKey, range.hubId);
+    const { measure, keep, done } = cache.recorder(cacheKey, range.hubId, count);
     return reply.send(
       pipeline(json, measure, keep, (error) => {
         done();
@@ -146,7 +153,7 @@ async function answerMessages(
     { objectMode: false, highWaterMark: 64 * 1024 },
   );
   if (!cache.enabled) return reply.send(pipeline(json, compressor, logFailure));
-  const { measure, keep, done } = cache.recorder(cacheKey, range.hubId);
+  const { measure, keep, done } = cache.recorder(cacheKey, range.hubId, count);
   return reply.send(
     pipeline(json, measure, compressor, keep, (error) => {
       done();

@@ -1,20 +1,25 @@
 /**
  * Turns rows (grouped by contact, in answer order) into the JSON answer, in chunks of about
- * 64 KiB. Keys in the contract's order, vid always a string, createdAt 24 characters.
+ * 64 KiB (`count` told the rows once all are written). Keys in the contract's order, vid always a string, createdAt 24 characters.
  */
 import { formatTimestamp } from '../../lib/calendar.js';
-import type { MessageRow } from '../../store/store.js';
+import { type AnswerCount, countAnswer, type MessageRow } from '../../store/store.js';
 
 const CHUNK_BYTES = 64 * 1024;
 
-export async function* serializeMessages(batches: AsyncIterable<MessageRow[]>): AsyncGenerator<Buffer> {
+export async function* serializeMessages(
+  batches: AsyncIterable<MessageRow[]>,
+  count?: AnswerCount,
+): AsyncGenerator<Buffer> {
   let out = '[';
+  let rows = 0;
   let currentContact: number | undefined;
   // A contact's messages mostly share one sender, and content types are few: encode each once.
   let sender: string | undefined;
   let senderJson = '';
   const contentTypeJson = new Map<string, string>();
   for await (const batch of batches) {
+    rows += batch.length;
     for (const row of batch) {
       if (row.contactId !== currentContact) {
         out += currentContact === undefined ? '{' : ']},{';
@@ -41,6 +46,7 @@ export async function* serializeMessages(batches: AsyncIterable<MessageRow[]>): 
   }
   out += currentContact === undefined ? ']' : ']}]';
   yield Buffer.from(out, 'utf8');
+  countAnswer(count, rows);
 }
 
 /** The whole answer as one buffer: for exports to files and tests. */

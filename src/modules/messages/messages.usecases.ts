@@ -13,7 +13,7 @@ import {
   dayRangeInZone,
   parseCalendarDay,
 } from '../../lib/calendar.js';
-import type { AnswerVersions, MessageRow, Store } from '../../store/store.js';
+import type { AnswerCount, AnswerVersions, MessageRow, Store } from '../../store/store.js';
 import type { HubService } from '../hubs/hubs.usecases.js';
 import { isValidHubId } from '../hubs/hubs.usecases.js';
 import type { AuthorizeDeps } from '../keys/keys.authorize.js';
@@ -49,7 +49,8 @@ export function messageRows(store: Store, range: MessagesRange): AsyncIterable<M
  * of the embedded store, src/answers/).
  */
 export interface AnswerSource {
-  json(range: MessagesRange): AsyncIterable<Buffer>;
+  /** `count` is told the answer's messages once all of it is read. */
+  json(range: MessagesRange, count?: AnswerCount): AsyncIterable<Buffer>;
   /** Gets ready for the first answer (the server is about to listen). */
   start?(): void;
   close?(): Promise<void>;
@@ -58,8 +59,8 @@ export interface AnswerSource {
 export function answersEncodedHere(store: Store): AnswerSource {
   const written = store.messages.json;
   // PostgreSQL writes the JSON itself (Store's messages.json): the same bytes, cheaper here.
-  if (written) return { json: (range) => written(range) };
-  return { json: (range) => serializeMessages(messageRows(store, range)) };
+  if (written) return { json: (range, count) => written(range, count) };
+  return { json: (range, count) => serializeMessages(messageRows(store, range), count) };
 }
 
 export interface AskedMessages {

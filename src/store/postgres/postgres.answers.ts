@@ -17,7 +17,7 @@
 import type { Readable } from 'node:stream';
 import type pg from 'pg';
 import * as answer from '../sql/answers.js';
-import type { MessageQuery } from '../store.js';
+import { type AnswerCount, countAnswer, type MessageQuery } from '../store.js';
 import { copyOut } from './postgres.copy-out.js';
 import { COPY_SIGNATURE, JsonBytes } from './postgres.json-bytes.js';
 
@@ -86,6 +86,8 @@ class AnswerWriter {
   private headerRead = false;
   private contactId: number | undefined;
   private ended = false;
+  /** The rows written. */
+  rowCount = 0;
   private readonly starts = new Int32Array(COLUMNS);
   private readonly lengths = new Int32Array(COLUMNS);
 
@@ -146,6 +148,7 @@ class AnswerWriter {
         if (at > data.length) return rowStart;
       }
       const contactId = int64(data, starts[Column.ContactId] as number, lengths[Column.ContactId] as number);
+      this.rowCount += 1;
       if (contactId !== this.contactId) {
         out.constant(this.contactId === undefined ? FIRST_OPENING : NEXT_OPENING);
         out.quoted(data, starts[Column.LineId] as number, lengths[Column.LineId] as number);
@@ -174,10 +177,10 @@ class AnswerWriter {
 /**
  * The answer's JSON in chunks of about CHUNK_BYTES, written from the binary COPY `stream` (of any
  * pieces). Writes ahead of the consumer by READ_AHEAD_BYTES at most (the stream paused beyond).
- * Rejects with the stream's error, or when its data is not the answer's rows; returning early
+ * `count` is told the rows once all are written. Rejects with the stream's error, or when its data is not the answer's rows; returning early
  * destroys it.
  */
-export async function* answerFromCopy(stream: Readable): AsyncGenerator<Buffer> {
+export async function* answerFromCopy(stream: Readable, count?: AnswerCount): AsyncGenerator<Buffer> {
   const ready: Buffer[] = [];
   let readyBytes = 0;
   const writer = new AnswerWriter((chunk) => {
@@ -228,6 +231,7 @@ export async function* answerFromCopy(stream: Readable): AsyncGenerator<Buffer> 
       wake = undefined;
     }
     yield writer.end();
+    countAnswer(count, writer.rowCount);
   } finally {
     stream.off('data', onPiece);
     if (!ended) stream.destroy();
@@ -239,7 +243,8 @@ export function answerJson(
   client: pg.PoolClient,
   statement: string,
   query: MessageQuery,
+  count?: AnswerCount,
 ): AsyncGenerator<Buffer> {
   const sql = answerCopySql((text) => client.escapeLiteral(text), statement, query);
-  return answerFromCopy(client.query(copyOut(sql)));
+  return answerFromCopy(client.query(copyOut(sql)), count);
 }

@@ -13,6 +13,7 @@ import { type GroupOutcome, hubsOfGroup, type IngestRequest } from '../sql/inges
 import { type DdlTypes, migrateSchema } from '../sql/schema.js';
 import { SqlStore, type WriteOptions } from '../sql/sql-store.js';
 import type {
+  AnswerCount,
   Change,
   FeedJsonPage,
   ImportMessage,
@@ -513,13 +514,13 @@ export class PostgresStore extends SqlStore {
     );
   }
 
-  protected override answerJson(query: MessageQuery): AsyncGenerator<Buffer> {
+  protected override answerJson(query: MessageQuery, count?: AnswerCount): AsyncGenerator<Buffer> {
     return this.onStreamConnection(
       async function* (this: PostgresStore, client: pg.PoolClient, drop: (error: Error) => void) {
         const short = await this.isShortRange(client, query);
         let whole = false;
         try {
-          yield* answerJson(client, short ? STREAM_BY_TIME_SQL : STREAM_SQL, query);
+          yield* answerJson(client, short ? STREAM_BY_TIME_SQL : STREAM_SQL, query, count);
           whole = true;
         } finally {
           // A client that went away mid-answer: a COPY cut off leaves the connection in a state not

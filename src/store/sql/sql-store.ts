@@ -5,6 +5,7 @@
  * type names of its schema.
  */
 import type {
+  AnswerCount,
   Change,
   FeedJsonPage,
   ImportMessage,
@@ -120,7 +121,7 @@ export abstract class SqlStore implements Store {
   protected abstract readonly wakeups: Wakeups;
   protected abstract streamMessages(query: MessageQuery): AsyncIterable<MessageRow[]>;
   /** The read API's answer written by the database (Store's messages.json), where the engine does. */
-  protected answerJson?(query: MessageQuery): AsyncIterable<Buffer>;
+  protected answerJson?(query: MessageQuery, count?: AnswerCount): AsyncIterable<Buffer>;
   /** Call inside `writeChanges` (the hub is locked; number the messages with `clock`). */
   protected abstract importMessages(
     tx: Transaction,
@@ -240,7 +241,8 @@ export abstract class SqlStore implements Store {
     latestAt: (hubId) => latestMessageAt(this.answerReads, hubId),
     stream: (query) => this.streamMessages(query),
     ...(this.answerJson && {
-      json: (query: MessageQuery) => this.answerJson?.(query) as AsyncIterable<Buffer>,
+      json: (query: MessageQuery, count?: AnswerCount) =>
+        this.answerJson?.(query, count) as AsyncIterable<Buffer>,
     }),
     importAll: (hubId, batches, now) =>
       this.writeChanges([hubId], (tx, clock) => this.importMessages(tx, clock, hubId, batches, now), {

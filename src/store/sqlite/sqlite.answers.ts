@@ -8,7 +8,14 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type Database from 'better-sqlite3';
 import * as answer from '../sql/answers.js';
-import type { FeedJsonPage, MessageQuery, MessageRow, PoolState } from '../store.js';
+import {
+  type AnswerCount,
+  countAnswer,
+  type FeedJsonPage,
+  type MessageQuery,
+  type MessageRow,
+  type PoolState,
+} from '../store.js';
 import { openDatabase } from './sqlite.driver.js';
 import { type FeedJsonReader, feedJsonReader, SQLITE_JSON, wellFormed } from './sqlite.feed.js';
 
@@ -67,7 +74,7 @@ const messageJson = (
   || ',"createdAt":' || ${SQLITE_JSON.time('m.created_at')} || '}'`;
 
 /**
- * A short range's answer as one piece of JSON joined by SQLite: for each contact from @lo to @hi
+ * A short range's answer as one piece of JSON joined by SQLite, and its count of messages: for each contact from @lo to @hi
  * (ids) `]},` (the first one's is cut off), its opening and its messages. No JavaScript value per
  * row: this is most of what makes a day fast. A short range is at most SORT_IN_MEMORY_MAX_ROWS rows, which SQLite's
  * sort holds anyway. The groups come in the sorted subquery's order (SQLite reads it as a
@@ -75,9 +82,9 @@ const messageJson = (
  * is looked up only when it has no sender of its own (COALESCE stops at the first value).
  */
 export const BY_TIME_JSON_SQL = `
-  SELECT CAST(group_concat(piece, '') AS BLOB) FROM (
+  SELECT CAST(group_concat(piece, '') AS BLOB), sum(n) FROM (
     SELECT ']},' || (SELECT ${OPENING_JSON} FROM contacts AS c WHERE c.id = cid)
-      || group_concat(message, ',') AS piece
+      || group_concat(message, ',') AS piece, count(*) AS n
     FROM (
       SELECT m.contact_id AS cid, ${messageJson('(SELECT name FROM contacts WHERE id = m.contact_id)')} AS message
       FROM messages AS m INDEXED BY messages_by_hub_and_time
@@ -136,7 +143,7 @@ interface Reader {
   stream: Database.Statement<[string, number, number], answer.Tuple>;
   streamByTime: Database.Statement<[string, number, number], answer.Tuple>;
   countInRange: Database.Statement<[string, number, number, number], [number]>;
-  jsonByTime: Database.Statement<[After], [Buffer | null]>;
+  jsonByTime: Database.Statement<[After], [Buffer | null, number | null]>;
   jsonByContact: Database.Statement<[After], [number, Buffer | null]>;
   nthKey: Database.Statement<[After & { piece: number }], [number, number]>;
   /** The cursor being read, so close() can end it (a connection with an open cursor cannot close). */
@@ -178,14 +185,20 @@ const OPEN_BRACKET = Buffer.from('[');
 const EMPTY_ANSWER = Buffer.from('[]');
 const CLOSE_ANSWER = Buffer.from(']}]');
 
+/** The messages of the pieces made so far. */
+interface Rows {
+  n: number;
+}
+
 /** A short range: one piece. */
-function* byTime(reader: Reader, start: After): Generator<Buffer> {
-  const [piece] = reader.jsonByTime.get(start) ?? [null];
+function* byTime(reader: Reader, start: After, rows: Rows): Generator<Buffer> {
+  const [piece, n] = reader.jsonByTime.get(start) ?? [null, null];
+  rows.n += n ?? 0;
   if (piece) yield wellFormed(piece);
 }
 
 /** A long range: a piece per contact, or more for a contact of more than `cap` messages. */
-function* byContact(reader: Reader, start: After): Generator<Buffer> {
+function* byContact(reader: Reader, start: After, rows: Rows): Generator<Buffer> {
   let after = start;
   for (;;) {
     let more: After | undefined;
@@ -195,8 +208,10 @@ function* byContact(reader: Reader, start: After): Generator<Buffer> {
       for (const [contact, piece] of contacts) {
         if (!piece) continue;
         const colon = piece.indexOf(0x3a);
+        const n = Number(piece.toString('latin1', 0, colon));
+        rows.n += n;
         yield wellFormed(piece.subarray(colon + 1));
-        if (Number(piece.toString('latin1', 0, colon)) === after.cap) {
+        if (n === after.cap) {
           more = { ...after, contact };
           break;
         }
@@ -274,8 +289,9 @@ export class SqliteAnswerReaders {
    * (BY_TIME_JSON_SQL, BY_CONTACT_JSON_SQL), read in one transaction, so from one snapshot.
    * `part`: only the contacts with ids in [from, to], as bare pieces (each contact's starting with
    * `]},`, no brackets): the answer threads read the two halves of one answer at once (answers.threads.ts).
+   * `count` is told its messages once all are read.
    */
-  async *json(query: MessageQuery, part?: ContactIds): AsyncGenerator<Buffer> {
+  async *json(query: MessageQuery, part?: ContactIds, count?: AnswerCount): AsyncGenerator<Buffer> {
     const reader = await this.acquire();
     try {
       const [hub, from, to] = answer.bounds(query);
@@ -291,8 +307,10 @@ export class SqliteAnswerReaders {
         cap: this.piece.cap,
       };
       reader.db.exec('BEGIN');
+      const rows: Rows = { n: 0 };
       const pieces = this.chunked(
-        this.isShort(reader, query) ? byTime(reader, start) : byContact(reader, start),
+        this.isShort(reader, query) ? byTime(reader, start, rows) : byContact(reader, start, rows),
+        () => countAnswer(count, rows.n),
       );
       yield* part ? pieces : joinAnswer([pieces]);
     } finally {
@@ -305,9 +323,10 @@ export class SqliteAnswerReaders {
 
   /**
    * Pieces of JSON as chunks of CHUNK_BYTES or more: small pieces joined, a large one as it is (no
-   * copy: the answer threads transfer it whole). Other answers get a turn between chunks.
+   * copy: the answer threads transfer it whole). Other answers get a turn between chunks. `whole`
+   * is called once every chunk is taken.
    */
-  private async *chunked(pieces: Iterable<Buffer>): AsyncGenerator<Buffer> {
+  private async *chunked(pieces: Iterable<Buffer>, whole: () => void): AsyncGenerator<Buffer> {
     const { bytes } = this.piece;
     let waiting: Buffer[] = [];
     let size = 0;
@@ -322,6 +341,7 @@ export class SqliteAnswerReaders {
       }
     }
     if (size > 0) yield Buffer.concat(waiting, size);
+    whole();
   }
 
   /**
@@ -389,7 +409,7 @@ export class SqliteAnswerReaders {
         stream: db.prepare<[string, number, number], answer.Tuple>(STREAM_SQL).raw(true),
         streamByTime: db.prepare<[string, number, number], answer.Tuple>(STREAM_BY_TIME_SQL).raw(true),
         countInRange: db.prepare<[string, number, number, number], [number]>(COUNT_IN_RANGE_SQL).raw(true),
-        jsonByTime: db.prepare<[After], [Buffer | null]>(BY_TIME_JSON_SQL).raw(true),
+        jsonByTime: db.prepare<[After], [Buffer | null, number | null]>(BY_TIME_JSON_SQL).raw(true),
         jsonByContact: db.prepare<[After], [number, Buffer | null]>(BY_CONTACT_JSON_SQL).raw(true),
         nthKey: db.prepare<[After & { piece: number }], [number, number]>(NTH_KEY_SQL).raw(true),
       };
