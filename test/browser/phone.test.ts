@@ -80,6 +80,38 @@ function overflowing(page: Page): Promise<string[]> {
   });
 }
 
+/**
+ * Japanese words the page's lines cut in two: a line that ends inside a run of katakana
+ * (「ダウンロー|ド」). Lines are told apart by the tops of the characters' boxes.
+ */
+function splitWords(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const found: string[] = [];
+    const katakana = /[\u30a0-\u30ff]/;
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    const range = document.createRange();
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      const text = node.textContent ?? '';
+      let previousTop: number | undefined;
+      for (let i = 0; i < text.length; i++) {
+        range.setStart(node, i);
+        range.setEnd(node, i + 1);
+        const box = range.getBoundingClientRect();
+        if (box.width === 0) {
+          previousTop = undefined;
+          continue;
+        }
+        const newLine = previousTop !== undefined && box.top > previousTop + box.height / 2;
+        if (newLine && katakana.test(text[i] ?? '') && katakana.test(text[i - 1] ?? '')) {
+          found.push(`${text.slice(Math.max(0, i - 6), i)}|${text.slice(i, i + 4)}`);
+        }
+        previousTop = box.top;
+      }
+    }
+    return found;
+  });
+}
+
 for (const locale of ['en-US', 'ja-JP'] as const) {
   test(`${locale}, 390 px: keys, webhooks and /docs fit the screen, nothing cut off`, async () => {
     const context = await browser.newContext({ locale, viewport: { width: 390, height: 844 } });
@@ -117,6 +149,8 @@ for (const locale of ['en-US', 'ja-JP'] as const) {
       if (where !== '/account') await page.goto(`${server.url}${where}`);
       if (name === 'webhooks') await page.getByRole('heading', { name: LONG_URL, level: 2 }).waitFor();
       assert.deepEqual(await overflowing(page), [], `${name}: nothing sticks out`);
+      // Lines break between phrases, never inside a word (issue 42, item 8).
+      if (locale === 'ja-JP') assert.deepEqual(await splitWords(page), [], `${name}: no word cut in two`);
       assert.equal(await page.evaluate(() => document.scrollingElement?.scrollWidth), 390, name);
       if (SCREENSHOTS) {
         fs.mkdirSync(SCREENSHOTS, { recursive: true });
