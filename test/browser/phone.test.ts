@@ -175,7 +175,9 @@ for (const locale of ['en-US', 'ja-JP'] as const) {
     assert.match(auditText, locale === 'ja-JP' ? /400 日間/ : /400 days/);
     await page.goto(`${server.url}/docs`);
     // /docs: each field a card, its meaning on screen under the column's name.
-    const meaning = page.locator('table.fields td[data-label="meaning"]').first();
+    const meaning = page
+      .locator(`table.fields td[data-label="${locale === 'ja-JP' ? '説明' : 'meaning'}"]`)
+      .first();
     const box = await meaning.boundingBox();
     assert.ok(
       box && box.x >= 0 && box.x + box.width <= 390,

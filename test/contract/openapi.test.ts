@@ -10,8 +10,10 @@ import addFormats from 'ajv-formats';
 import fc from 'fast-check';
 import { buildApp } from '../../src/app.js';
 import { ERROR_CODES } from '../../src/lib/errors.js';
+import { escapeHtml } from '../../src/lib/html.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { createSecretBox } from '../../src/lib/secrets.js';
+import { DOCS_JA } from '../../src/modules/docs/docs.ja.js';
 import { dateTimeLike, isRfc3339DateTime, isStorableInstant, rfc3339EpochMs } from '../fixtures/rfc3339.js';
 import { rawRequest, startTestServer, TEST_SECRET, type TestServer } from '../helpers.js';
 
@@ -227,6 +229,54 @@ test('/docs is made from the document: every operation, every error code, no scr
     'no script, nothing from elsewhere',
   );
   assert.ok(html.includes('href="/openapi.json"'));
+});
+
+/** Every summary and description of the document, where it says them. */
+function documentTexts(value: unknown, key = ''): string[] {
+  if (Array.isArray(value)) return value.flatMap((item) => documentTexts(item));
+  if (value && typeof value === 'object')
+    return Object.entries(value).flatMap(([k, item]) => documentTexts(item, k));
+  return typeof value === 'string' && (key === 'summary' || key === 'description') ? [value] : [];
+}
+
+test('/docs in Japanese for a browser that asks: every summary and description in Japanese, the code as the API spells it', async () => {
+  const texts = new Set(documentTexts(document));
+  const missing = [...texts].filter((english) => !(english in DOCS_JA));
+  assert.deepEqual(missing, [], 'a text of the document without its Japanese (docs.ja.ts)');
+  const unused = Object.keys(DOCS_JA).filter((english) => !texts.has(english));
+  assert.deepEqual(unused, [], 'Japanese of a text the document no longer has');
+
+  const res = await rawRequest(server.url, 'GET', '/docs', { 'accept-language': 'ja-JP,ja;q=0.9,en;q=0.8' });
+  assert.equal(res.status, 200);
+  assert.equal(res.headers['content-language'], 'ja');
+  assert.match(String(res.headers.vary), /Accept-Language/);
+  const html = res.body.toString('utf8');
+  assert.match(html, /<html lang="ja">/);
+  assert.match(html, /<h1>API リファレンス<\/h1>/);
+  for (const words of [
+    'パラメーター',
+    '応答',
+    'データの形',
+    'data-label="説明"',
+    '<td data-label="必須">はい</td>',
+  ])
+    assert.ok(html.includes(words), words);
+  for (const english of ['Example answer', 'data-label="meaning"', '>Parameters<', 'Fields of ', 'at most '])
+    assert.ok(!html.includes(english), english);
+  // No English sentence of the document is left; a text that is only a literal stays as it is.
+  for (const english of texts) {
+    if (DOCS_JA[english] !== english) assert.ok(!html.includes(escapeHtml(english)), english);
+  }
+  // The code is the API's, in either language.
+  for (const operations of Object.values(document.paths)) {
+    for (const operation of Object.values(operations))
+      assert.ok(html.includes(`id="${operation.operationId}"`));
+  }
+  for (const code of ERROR_CODES) assert.ok(html.includes(`<code>${code}</code>`), code);
+
+  const en = await rawRequest(server.url, 'GET', '/docs', { 'accept-language': 'fr, en;q=0.5' });
+  assert.equal(en.headers['content-language'], 'en');
+  assert.match(en.body.toString('utf8'), /<html lang="en">[\s\S]*<h1>API reference<\/h1>/);
 });
 
 test('the document declares what the server does: its address, HEAD, the keys as security schemes, Cache-Control on every answer', async () => {

@@ -7,6 +7,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { PAGE_SECURITY_HEADERS } from '../../lib/html.js';
 import { JSON_TYPE } from '../../lib/http.js';
 import type { PathMethods } from '../../lib/methods.js';
+import { pickLanguage } from '../account/account.i18n.js';
 import { type DocumentedRoute, type JsonObject, openApiDocument } from './docs.openapi.js';
 import { docsPage } from './docs.page.js';
 
@@ -56,10 +57,13 @@ export function registerDocsRoutes(app: FastifyInstance, deps: DocsRouteDeps): v
     // Rendered per request: without CHATLOG_PUBLIC_URL the examples use the Host the client sent.
     const baseUrl = baseUrlOf(request);
     const { document } = documentFor(baseUrl);
+    const language = pickLanguage(undefined, request.headers['accept-language']);
     return reply
       .headers(PAGE_SECURITY_HEADERS)
       .type('text/html; charset=utf-8')
       .header('Cache-Control', 'no-cache')
-      .send(docsPage(document, baseUrl));
+      .header('Content-Language', language)
+      .header('Vary', 'Accept-Language')
+      .send(docsPage(document, baseUrl, language));
   });
 }

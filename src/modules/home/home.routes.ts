@@ -25,7 +25,7 @@ const WORDS = {
     about: 'HubSpot ポータルの LINE のメッセージを保存し、読み取り専用の JSON API ひとつで返します。',
     keysItem: 'サインインして、ハブのキーを発行・コピー・無効化します。',
     referenceItem: (openapi: string) =>
-      `すべてのエンドポイント、パラメーター、エラー(英語。${openapi} もあります)。`,
+      `すべてのエンドポイント、パラメーター、エラー(${openapi} もあります)。`,
     read: (call: string) => `メッセージは ${call} で読みます。`,
   },
 };
