@@ -25,7 +25,7 @@ const BUNDLE = path.join(DIST, 'bundle');
  * (`new URL('./sqlite.writer.js', import.meta.url)`): every entry and chunk is written to the same
  * folder, under the entry's own file name, so those names hold bundled as they do in dist/.
  */
-const ENTRIES = ['cli/main.js', 'store/sqlite/sqlite.writer.js', 'answers/answers.thread.js'];
+const ENTRIES = ['cli/main.js', 'store/sqlite/sqlite.writer.js', 'store/sqlite/answers/answers.thread.js'];
 
 fs.rmSync(BUNDLE, { recursive: true, force: true });
 await build({

@@ -7,7 +7,6 @@
 import { randomUUID } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RouteOptions } from 'fastify';
-import { AnswerThreads } from './answers/answers.threads.js';
 import { settingDefault } from './config.js';
 import {
   createClientErrorWriter,
@@ -43,7 +42,7 @@ import { RateLimiter } from './modules/keys/keys.ratelimit.js';
 import { KeyService } from './modules/keys/keys.usecases.js';
 import { AnswerCache, watchHistory } from './modules/messages/messages.cache.js';
 import { answerMalformedUrl, registerMessagesRoutes } from './modules/messages/messages.routes.js';
-import { type AnswerSource, answersEncodedHere } from './modules/messages/messages.usecases.js';
+import { answersEncodedHere } from './modules/messages/messages.usecases.js';
 import { registerMetricsRoutes } from './modules/metrics/metrics.routes.js';
 import { RetentionWorker } from './modules/retention/retention.worker.js';
 import { registerSearchRoutes } from './modules/search/search.routes.js';
@@ -51,8 +50,9 @@ import { registerWebhookRoutes } from './modules/webhooks/webhooks.routes.js';
 import { WebhookService } from './modules/webhooks/webhooks.usecases.js';
 import { WebhookWorker } from './modules/webhooks/webhooks.worker.js';
 import type { ContentStore } from './store/content/content-store.js';
+import { AnswerThreads } from './store/sqlite/answers/answers.threads.js';
 import { SqliteStore } from './store/sqlite/sqlite.store.js';
-import { isStoreUnavailable, type Store } from './store/store.js';
+import { type AnswerSource, isStoreUnavailable, type Store } from './store/store.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -87,7 +87,7 @@ export interface AppDeps {
   /** The answer cache itself, made by the caller (a test that looks into it); unset: made here. */
   answerCache?: AnswerCache | undefined;
   /**
-   * The embedded store's answer threads (src/answers/): threads that read and encode the read
+   * The embedded store's answer threads (src/store/sqlite/answers/): threads that read and encode the read
    * API's answers off the event loop; default one per core. PostgreSQL's answers are encoded here.
    */
   answerThreads?: number;
@@ -133,7 +133,7 @@ export function buildApp(deps: AppDeps): App {
   const hubs = new HubService(deps.store, deps.secrets, clock);
   const rateLimiter = new RateLimiter({ redisUrl: deps.redisUrl, log: deps.logger });
   const methods = new PathMethods();
-  // SQLite's answers and feed pages are read and encoded on threads of their own (src/answers/).
+  // SQLite's answers and feed pages are read and encoded on threads of their own (src/store/sqlite/answers/).
   const sqlite = !deps.answers && deps.store instanceof SqliteStore ? deps.store : undefined;
   const threads = sqlite
     ? new AnswerThreads(

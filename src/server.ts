@@ -124,7 +124,7 @@ export async function startServer(
 /**
  * `chatlog serve`. On PostgreSQL: one process, or a primary that keeps `workers` processes running.
  * On the embedded store, always one process, its one writer on a thread (sqlite.writer-thread.ts)
- * and `workers` threads reading and encoding answers (src/answers/): processes of their own would
+ * and `workers` threads reading and encoding answers (src/store/sqlite/answers/): processes of their own would
  * only fight over SQLite's one write lock.
  */
 export async function serve(config: Config, workers: number): Promise<void> {

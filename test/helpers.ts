@@ -3,7 +3,6 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
-import { AnswerThreads } from '../src/answers/answers.threads.js';
 import { buildApp } from '../src/app.js';
 import { appSettings, type Config, loadConfig } from '../src/config.js';
 import { SETTINGS } from '../src/config.settings.js';
@@ -16,12 +15,12 @@ import { readChanges } from '../src/modules/changes/changes.usecases.js';
 import { HubService } from '../src/modules/hubs/hubs.usecases.js';
 import { KeyService } from '../src/modules/keys/keys.usecases.js';
 import type { AnswerCache } from '../src/modules/messages/messages.cache.js';
-import type { AnswerSource } from '../src/modules/messages/messages.usecases.js';
 import type { ContentStore } from '../src/store/content/content-store.js';
 import { openContentStore } from '../src/store/content/open.js';
 import { PostgresStore, type PostgresStoreOptions } from '../src/store/postgres/postgres.store.js';
+import { AnswerThreads } from '../src/store/sqlite/answers/answers.threads.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite.store.js';
-import type { Change, ImportMessage, Store } from '../src/store/store.js';
+import type { AnswerSource, Change, ImportMessage, Store } from '../src/store/store.js';
 
 export const TEST_SECRET = 'test-secret-test-secret-test-secret-0123456789';
 
@@ -209,7 +208,7 @@ export async function startTestServer(
   const { app } = built;
   await app.listen({ port: 0, host: '127.0.0.1' });
   // On SQLite the read API's answers come from an answer thread, as they do once a server has
-  // started (src/answers/): the contract is tested on that path, not on the first moment's.
+  // started (src/store/sqlite/answers/): the contract is tested on that path, not on the first moment's.
   if (built.answers instanceof AnswerThreads) await built.answers.whenReady();
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;

@@ -10,7 +10,14 @@
  */
 import { createRequire } from 'node:module';
 import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { PoolState } from '../store/store.js';
+
+/** A connection pool's state as the gauges show it (a store's pools give it: helpers know no store). */
+export interface PoolState {
+  pool: string;
+  total: number;
+  idle: number;
+  waiting: number;
+}
 
 type Event =
   | { kind: 'request'; route: string; method: string; status: number; seconds: number }

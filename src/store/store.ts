@@ -2,9 +2,14 @@
  * The one interface the modules see. Every method is asynchronous and big reads are
  * AsyncIterables of row batches, so a PostgreSQL implementation fits the same shape.
  */
-import type { Waiter } from './sql/wakeups.js';
 
-export type { Waiter };
+/** A long poll's wait for a change of its hub (store.changes.subscribe). */
+export interface Waiter {
+  /** Resolves true when woken, false when `ms` passed (or the waiter was cancelled) first. */
+  wait(ms: number): Promise<boolean>;
+  /** Stops waiting; call it once the answer is made, woken or not. */
+  cancel(): void;
+}
 
 export interface Hub {
   id: string;
@@ -377,6 +382,24 @@ export function countAnswer(count: AnswerCount | undefined, n: number): void {
   if (count) count.messages = (count.messages ?? 0) + n;
 }
 
+/**
+ * Where the read API's answer bytes come from: encoded on the event loop from the store's rows or
+ * written by the database (modules/messages answersEncodedHere), or read and encoded on the embedded
+ * store's answer threads (sqlite/answers/), byte for byte the same.
+ */
+export interface AnswerSource {
+  /** `count` is told the answer's messages once all of it is read. */
+  json(query: MessageQuery, count?: AnswerCount): AsyncIterable<Buffer>;
+  /** Gets ready for the first answer (the server is about to listen). */
+  start?(): void;
+  close?(): Promise<void>;
+}
+
+/** Where a page of the change feed is read and encoded: the store, or the answer threads on SQLite. */
+export interface FeedSource {
+  pageJson(hubId: string, afterSeq: number, limit: number): Promise<FeedJsonPage>;
+}
+
 export interface AnswerVersions {
   all: number;
   history: number;
@@ -548,7 +571,7 @@ export interface Store {
     /**
      * The same answer as the read API's JSON, written by the database: byte for byte what
      * modules/messages/messages.serializer.ts makes of `stream`'s rows, in chunks. Absent where the
-     * engine does not write it (SQLite's answers come from the answer threads, src/answers/).
+     * engine does not write it (SQLite's answers come from the answer threads, src/store/sqlite/answers/).
      */
     json?(query: MessageQuery, count?: AnswerCount): AsyncIterable<Buffer>;
     /**

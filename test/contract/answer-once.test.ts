@@ -5,7 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { type AnswerSource, answersEncodedHere } from '../../src/modules/messages/messages.usecases.js';
+import { answersEncodedHere } from '../../src/modules/messages/messages.usecases.js';
+import type { AnswerSource } from '../../src/store/store.js';
 import { message, startTestServer, storeMessages, type TestServer } from '../helpers.js';
 
 let server: TestServer;

@@ -1,6 +1,6 @@
 // sqlite-only: the answer threads read SQLite's file; PostgreSQL's answers are encoded on the event loop
 /**
- * The read API's answers made on the answer threads (src/answers/): the same bytes as the
+ * The read API's answers made on the answer threads (src/store/sqlite/answers/): the same bytes as the
  * serializer's in every encoding, one at a time (its two halves read at once on the two threads)
  * and many at once, and a client that leaves mid-answer frees its thread's cursor without
  * disturbing the others.
@@ -9,9 +9,9 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import { after, before, test } from 'node:test';
 import { gunzipSync } from 'node:zlib';
-import { AnswerThreads } from '../../src/answers/answers.threads.js';
 import { collectAnswer } from '../../src/modules/messages/messages.serializer.js';
 import { answersEncodedHere } from '../../src/modules/messages/messages.usecases.js';
+import { AnswerThreads } from '../../src/store/sqlite/answers/answers.threads.js';
 import { SqliteStore } from '../../src/store/sqlite/sqlite.store.js';
 import type { AnswerCount, FeedJsonPage } from '../../src/store/store.js';
 import { message, startTestServer, storeMessages, type TestServer } from '../helpers.js';

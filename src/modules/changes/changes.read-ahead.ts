@@ -13,8 +13,7 @@
  * page no change was seen to follow included, is read again. A page is taken once, and dropped unread after
  * KEEP_MS, so what an erasure removed does not stay here.
  */
-import type { FeedJsonPage } from '../../store/store.js';
-import type { FeedSource } from './changes.usecases.js';
+import type { FeedJsonPage, FeedSource } from '../../store/store.js';
 
 /** Read-ahead pages kept at once (AHEAD per client catching up); a new one past it drops the oldest. */
 const MAX_PAGES = 32;

@@ -3,11 +3,12 @@ import type { FastifyInstance } from 'fastify';
 import { JSON_TYPE, NO_STORE, rawQueryOf } from '../../lib/http.js';
 import type { PathMethods } from '../../lib/methods.js';
 import { checkedByHandler } from '../../lib/schemas.js';
+import type { FeedSource } from '../../store/store.js';
 import { changeErrors } from './changes.errors.js';
 import { FeedReadAhead } from './changes.read-ahead.js';
 import { changesRouteSchema } from './changes.schemas.js';
 import { serializePage } from './changes.serializer.js';
-import { type ChangesDeps, checkChangesRequest, type FeedSource, readChanges } from './changes.usecases.js';
+import { type ChangesDeps, checkChangesRequest, readChanges } from './changes.usecases.js';
 
 export const CHANGES_PATH = '/api/line/:hubId/changes';
 

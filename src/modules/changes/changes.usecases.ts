@@ -4,7 +4,7 @@
  */
 
 import type { AppError } from '../../lib/errors.js';
-import type { FeedJsonPage, FeedPosition, Store } from '../../store/store.js';
+import type { FeedJsonPage, FeedPosition, FeedSource, Store } from '../../store/store.js';
 import type { AuditSlot } from '../audit/audit.slot.js';
 import { type AuthorizeDeps, authorizePartTwo, partTwoEndpoint } from '../keys/keys.authorize.js';
 import { decodeCursor, encodeCursor } from './changes.cursor.js';
@@ -106,11 +106,6 @@ export async function checkChangesRequest(
 function wholeNumber(text: string | null, absent: number): number | undefined {
   if (text === null) return absent;
   return WHOLE_NUMBER.test(text) ? Number(text) : undefined;
-}
-
-/** Where a page of the feed is read and encoded: the store, or the answer threads on SQLite. */
-export interface FeedSource {
-  pageJson(hubId: string, afterSeq: number, limit: number): Promise<FeedJsonPage>;
 }
 
 export interface ChangesPage {

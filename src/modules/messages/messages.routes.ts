@@ -14,12 +14,12 @@ import {
 } from '../../lib/http.js';
 import type { PathMethods } from '../../lib/methods.js';
 import { checkedByHandler } from '../../lib/schemas.js';
-import type { AnswerCount, Store } from '../../store/store.js';
+import type { AnswerCount, AnswerSource, Store } from '../../store/store.js';
 import type { AnswerCache } from './messages.cache.js';
 import type { CheckDeps } from './messages.checks.js';
 import { messageErrors } from './messages.errors.js';
 import { messagesRouteSchema } from './messages.schemas.js';
-import { type AnswerSource, askMessages } from './messages.usecases.js';
+import { askMessages } from './messages.usecases.js';
 
 export const MESSAGES_PATH = '/api/line/:hubId/messages';
 /** Bumped whenever the answer's bytes change for the same data, so old ETags stop matching. */

@@ -13,7 +13,7 @@ import {
   dayRangeInZone,
   parseCalendarDay,
 } from '../../lib/calendar.js';
-import type { AnswerCount, AnswerVersions, MessageRow, Store } from '../../store/store.js';
+import type { AnswerSource, AnswerVersions, MessageQuery, MessageRow, Store } from '../../store/store.js';
 import type { HubService } from '../hubs/hubs.usecases.js';
 import { isValidHubId } from '../hubs/hubs.usecases.js';
 import type { AuthorizeDeps } from '../keys/keys.authorize.js';
@@ -39,21 +39,8 @@ export function messagesRange(
 }
 
 /** The answer's rows, grouped by contact in answer order, read from a cursor in batches. */
-export function messageRows(store: Store, range: MessagesRange): AsyncIterable<MessageRow[]> {
+export function messageRows(store: Store, range: MessageQuery): AsyncIterable<MessageRow[]> {
   return store.messages.stream(range);
-}
-
-/**
- * Where the read API's answer bytes come from: encoded on this thread from the store's rows
- * (answersEncodedHere), or read and encoded elsewhere, byte for byte the same (the answer threads
- * of the embedded store, src/answers/).
- */
-export interface AnswerSource {
-  /** `count` is told the answer's messages once all of it is read. */
-  json(range: MessagesRange, count?: AnswerCount): AsyncIterable<Buffer>;
-  /** Gets ready for the first answer (the server is about to listen). */
-  start?(): void;
-  close?(): Promise<void>;
 }
 
 export function answersEncodedHere(store: Store): AnswerSource {

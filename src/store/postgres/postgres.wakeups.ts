@@ -7,7 +7,8 @@
  */
 import pg from 'pg';
 import type { Transaction } from '../sql/executor.js';
-import { type ChangeListener, LocalWakeups, type Waiter, type Wakeups } from '../sql/wakeups.js';
+import { type ChangeListener, LocalWakeups, type Wakeups } from '../sql/wakeups.js';
+import type { Waiter } from '../store.js';
 import { withLiterals } from './postgres.sql.js';
 
 /** One channel for every schema; the payload names the schema, then the hub. */

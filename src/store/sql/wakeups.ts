@@ -7,12 +7,7 @@
  * a read at most; a reader whose wake-up never comes answers when its time is up.
  */
 
-export interface Waiter {
-  /** Resolves true when woken, false when `ms` passed (or the waiter was cancelled) first. */
-  wait(ms: number): Promise<boolean>;
-  /** Stops waiting; call it once the answer is made, woken or not. */
-  cancel(): void;
-}
+import type { Waiter } from '../store.js';
 
 /** Told of a hub's commit; `undefined`: anything may have changed (a lost connection to the other nodes). */
 export type ChangeListener = (hubId: string | undefined) => void;

@@ -2,7 +2,7 @@
  * The read API's answers on SQLite: a small pool of read connections, each streaming one answer
  * with its own cursor and snapshot, so that other requests go on meanwhile. The store's own
  * `messages.stream` reads through one (exports, the account screen); the answer threads
- * (src/answers/) each keep another, so that the answers of the read API are read and encoded off
+ * (src/store/sqlite/answers/) each keep another, so that the answers of the read API are read and encoded off
  * the event loop that serves requests.
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';

@@ -1,6 +1,6 @@
 /**
  * The change feed's pages as their JSON on SQLite (changes.ts feedJsonSql), read by the store's
- * own reader and by the answer threads' (src/answers/), each on its own connection.
+ * own reader and by the answer threads' (src/store/sqlite/answers/), each on its own connection.
  */
 import { isUtf8 } from 'node:buffer';
 import type Database from 'better-sqlite3';

@@ -1,6 +1,6 @@
 /**
  * What every worker thread of the embedded store shares (the writer, sqlite.writer-thread.ts; the
- * answer threads, src/answers/): how one starts, and how errors and values cross between threads.
+ * answer threads, src/store/sqlite/answers/): how one starts, and how errors and values cross between threads.
  * Structured clone keeps an Error's message but not its `code` (which says 503 or 500), and turns a
  * Buffer into a plain Uint8Array: errors cross as SerializedError, values through `revive`.
  */

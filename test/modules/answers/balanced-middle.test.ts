@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import fc from 'fast-check';
-import { balancedMiddle } from '../../../src/answers/answers.threads.js';
+import { balancedMiddle } from '../../../src/store/sqlite/answers/answers.threads.js';
 
 test('the next middle splits the ids in two and moves towards the lighter half', () => {
   fc.assert(

@@ -7,9 +7,9 @@
  * (its body transferred), or what went wrong.
  */
 
-import type { ContactIds } from '../store/sqlite/sqlite.answers.js';
-import type { SerializedError } from '../store/sqlite/sqlite.thread.js';
-import type { FeedJsonPage, MessageQuery } from '../store/store.js';
+import type { FeedJsonPage, MessageQuery } from '../../store.js';
+import type { ContactIds } from '../sqlite.answers.js';
+import type { SerializedError } from '../sqlite.thread.js';
 
 export type ToThread =
   /**

@@ -17,11 +17,16 @@
  * and is started again for the next one.
  */
 import type { Worker } from 'node:worker_threads';
-import type { FeedSource } from '../modules/changes/changes.usecases.js';
-import type { AnswerSource, MessagesRange } from '../modules/messages/messages.usecases.js';
-import { type ContactIds, joinAnswer } from '../store/sqlite/sqlite.answers.js';
-import { deserializeError, startThread } from '../store/sqlite/sqlite.thread.js';
-import { type AnswerCount, countAnswer, type FeedJsonPage } from '../store/store.js';
+import {
+  type AnswerCount,
+  type AnswerSource,
+  countAnswer,
+  type FeedJsonPage,
+  type FeedSource,
+  type MessageQuery,
+} from '../../store.js';
+import { type ContactIds, joinAnswer } from '../sqlite.answers.js';
+import { deserializeError, startThread } from '../sqlite.thread.js';
 import {
   type AnswerThreadOptions,
   type FromThread,
@@ -133,7 +138,7 @@ export class AnswerThreads implements AnswerSource, FeedSource {
     return this.threads.reduce((n, thread) => n + (thread?.streams.size ?? 0), 0);
   }
 
-  async *json(query: MessagesRange, count?: AnswerCount): AsyncGenerator<Buffer> {
+  async *json(query: MessageQuery, count?: AnswerCount): AsyncGenerator<Buffer> {
     if (this.closed) throw new Error('the server is stopping');
     // Every thread idle (one client, or a quiet moment): a range's answer in two halves by contact,
     // each read on a thread of its own at once, so that one answer has both cores. Not a whole hub:
@@ -192,7 +197,7 @@ export class AnswerThreads implements AnswerSource, FeedSource {
    */
   private open(
     thread: Thread,
-    query: MessagesRange,
+    query: MessageQuery,
     part?: ContactIds,
     ahead?: number,
   ): { chunks: AsyncGenerator<Buffer>; cancel: () => void; messages: () => number } {

@@ -6,9 +6,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
-import { type ContactIds, SqliteAnswerReaders } from '../store/sqlite/sqlite.answers.js';
-import { serializeError } from '../store/sqlite/sqlite.thread.js';
-import type { AnswerCount, MessageQuery } from '../store/store.js';
+import type { AnswerCount, MessageQuery } from '../../store.js';
+import { type ContactIds, SqliteAnswerReaders } from '../sqlite.answers.js';
+import { serializeError } from '../sqlite.thread.js';
 import {
   type AnswerThreadOptions,
   CHUNKS_AHEAD,
