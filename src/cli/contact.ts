@@ -7,6 +7,7 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { Command } from 'commander';
 import { UserError } from '../lib/errors.js';
+import { eraseContact, erasureWritten } from '../modules/contacts/contacts.erasure.js';
 import { personalDataZip } from '../modules/contacts/contacts.export.js';
 import { openContentStore } from '../store/content/open.js';
 import { type GlobalOptions, withRuntime } from './runtime.js';
@@ -26,14 +27,15 @@ export function registerContactCommands(program: Command, globals: () => GlobalO
       if (!LINE_ID.test(lineId)) throw new UserError(`"${lineId.slice(0, 100)}" is not a LINE id`);
       await withRuntime(globals(), async (runtime) => {
         await runtime.hubs.require(hubId);
-        const erased = await runtime.store.contacts.erase(hubId, lineId, Date.now());
+        const erasure = { store: runtime.store, clock: Date.now };
+        const erased = await eraseContact(erasure, hubId, lineId);
         if (erased === undefined) {
           throw new UserError(`hub ${hubId} has no contact ${lineId} (nothing erased)`);
         }
         process.stderr.write(
           `chatlog: contact ${lineId} of hub ${hubId} erased with ${erased} ${erased === 1 ? 'message' : 'messages'}; removing them from the search index's files…\n`,
         );
-        await runtime.store.search.compacted();
+        await erasureWritten(erasure);
         process.stdout.write(`${JSON.stringify({ erased: { messages: erased } })}\n`);
       });
     });

@@ -190,7 +190,7 @@ export function buildProgram(): Command {
     )
     .option('--dry-run', 'only say what would be removed')
     .action(async (hubId: string, options: { dryRun?: boolean }) => {
-      const { purgeHub, retentionCutoff } = await import('../modules/retention/retention.worker.js');
+      const { previewPurge, purgeNow } = await import('../modules/retention/retention.usecases.js');
       await withRuntime(globals(), async ({ hubs, store }) => {
         const saved = await hubs.require(hubId);
         if (saved.retentionDays === 0) {
@@ -198,8 +198,8 @@ export function buildProgram(): Command {
             `hub ${hubId} keeps every message: set --retention-days first (chatlog hub add ${hubId} --retention-days N)`,
           );
         }
-        const before = retentionCutoff(Date.now(), saved.retentionDays, saved.timeZone);
-        const preview = await store.retention.preview(hubId, before);
+        const purge = { store, clock: Date.now };
+        const { before, preview } = await previewPurge(purge, saved);
         const what = `${preview.messages.toLocaleString('en-US')} messages created before ${formatTimestamp(before)} (the start of the day ${saved.retentionDays} days ago in ${saved.timeZone}), ${preview.media.toLocaleString('en-US')} of them with media${
           preview.oldest === null
             ? ''
@@ -216,17 +216,14 @@ export function buildProgram(): Command {
           return;
         }
         let reported = 0;
-        const removed = await purgeHub({ store, clock: Date.now }, hubId, before, {
-          onBatch: (n) => {
-            if (n - reported >= 50_000) {
-              reported = n;
-              process.stderr.write(
-                `chatlog: ${n.toLocaleString('en-US')} of ${preview.messages.toLocaleString('en-US')} removed\n`,
-              );
-            }
-          },
+        const removed = await purgeNow(purge, hubId, before, (n) => {
+          if (n - reported >= 50_000) {
+            reported = n;
+            process.stderr.write(
+              `chatlog: ${n.toLocaleString('en-US')} of ${preview.messages.toLocaleString('en-US')} removed\n`,
+            );
+          }
         });
-        await store.retention.finish(hubId, Date.now() + 60 * 60_000, removed > 0);
         process.stderr.write(`chatlog: hub ${hubId}: ${removed.toLocaleString('en-US')} messages removed\n`);
         if (removed > 0) {
           process.stderr.write("chatlog: removing them from the search index's files…\n");

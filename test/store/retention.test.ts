@@ -10,7 +10,8 @@ import { after, before, test } from 'node:test';
 import fc from 'fast-check';
 import { createLogger } from '../../src/lib/logger.js';
 import { Metrics } from '../../src/lib/metrics.js';
-import { RetentionWorker, retentionCutoff } from '../../src/modules/retention/retention.worker.js';
+import { retentionCutoff } from '../../src/modules/retention/retention.usecases.js';
+import { RetentionWorker } from '../../src/modules/retention/retention.worker.js';
 import type { IngestOperation, Store } from '../../src/store/store.js';
 import { createTestStore, LogCapture, type TestStore } from '../helpers.js';
 

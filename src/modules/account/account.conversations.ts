@@ -17,6 +17,7 @@ import type {
   SearchHit,
   Store,
 } from '../../store/store.js';
+import { eraseContact } from '../contacts/contacts.erasure.js';
 import { personalDataZip } from '../contacts/contacts.export.js';
 import { contactMessagePages } from '../contacts/contacts.pages.js';
 import { type ServableContent, servableContent } from '../content/content.usecases.js';
@@ -210,6 +211,6 @@ export class AccountConversations {
   /** Erases a contact (CONTRACT §13): the messages erased, or undefined when there is no such contact. */
   async erase(signedIn: SignedIn, hubId: string, lineId: string): Promise<number | undefined> {
     await this.hubOf(signedIn, hubId);
-    return this.deps.store.contacts.erase(hubId, lineId, this.deps.clock());
+    return eraseContact(this.deps, hubId, lineId);
   }
 }

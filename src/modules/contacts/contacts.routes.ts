@@ -4,6 +4,7 @@ import { JSON_TYPE, rawQueryOf } from '../../lib/http.js';
 import type { PathMethods } from '../../lib/methods.js';
 import type { Store } from '../../store/store.js';
 import { type AuthorizeDeps, authorizePartTwo, partTwoEndpoint } from '../keys/keys.authorize.js';
+import { eraseContact } from './contacts.erasure.js';
 import { contactErrors } from './contacts.errors.js';
 import { eraseContactRouteSchema } from './contacts.schemas.js';
 
@@ -36,7 +37,7 @@ export function registerContactRoutes(app: FastifyInstance, deps: ContactRouteDe
       schema: eraseContactRouteSchema,
       handler: async (request, reply) => {
         const { hubId, lineId } = request.params;
-        const erased = await deps.store.contacts.erase(hubId, lineId, deps.clock());
+        const erased = await eraseContact(deps, hubId, lineId);
         if (erased === undefined) throw contactErrors.notFound(lineId);
         return reply.type(JSON_TYPE).send({ erased: { messages: erased } });
       },

@@ -9,6 +9,7 @@ import { JSON_TYPE } from '../../lib/http.js';
 import type { PathMethods } from '../../lib/methods.js';
 import { checkedByHandler } from '../../lib/schemas.js';
 import type { Store } from '../../store/store.js';
+import { eraseLinkedContacts } from '../contacts/contacts.erasure.js';
 import { isValidHubId } from '../hubs/hubs.usecases.js';
 import { hubspotWebhookRouteSchema } from './hubspot.schemas.js';
 import { hubspotSignatureProblem } from './hubspot.signature.js';
@@ -91,16 +92,11 @@ export function registerHubspotRoutes(app: FastifyInstance, deps: HubspotRouteDe
           const vid = String(event.objectId ?? '');
           if (!isValidHubId(hubId) || !/^\d{1,20}$/.test(vid)) continue;
           if (!(await deps.store.hubs.get(hubId))) continue;
-          for (const lineId of await deps.store.contacts.linkedTo(hubId, vid)) {
-            const erased = await deps.store.contacts.erase(hubId, lineId, deps.clock());
-            if (erased === undefined) continue;
-            contacts += 1;
-            messages += erased;
-            request.log.info(
-              { hubId, erased: { messages: erased } },
-              'HubSpot privacy deletion: contact erased',
-            );
-          }
+          const erased = await eraseLinkedContacts(deps, hubId, vid, (_lineId, n) =>
+            request.log.info({ hubId, erased: { messages: n } }, 'HubSpot privacy deletion: contact erased'),
+          );
+          contacts += erased.contacts;
+          messages += erased.messages;
         }
         return reply.type(JSON_TYPE).send({ erased: { contacts, messages } });
       },

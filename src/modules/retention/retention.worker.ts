@@ -1,40 +1,23 @@
 /**
  * Retention (CONTRACT §13) in the background: every minute this node leases a hub whose run is due
  * (one node per run: the store's lease), removes the messages created before the start of the day
- * `retentionDays` before today in the hub's zone, in batches of RETENTION_BATCH each in its own
- * short transaction with a rest twice as long after each (so webhooks are never held behind a purge), and says so:
+ * `retentionDays` before today in the hub's zone (retention.usecases.ts purgeHub: short batches with
+ * rests, so webhooks are never held behind a purge), and says so:
  * one log line per run with its counts, and metrics (runs by outcome, messages removed, the last
  * success and the last failure) that an alert can watch. A run stops after RUN_MS and is due again
  * at once (a large backlog goes in several runs); a run that ends is due again in an hour; one that
  * fails is retried in five minutes, and its failure is never silent.
  */
 import type { FastifyBaseLogger } from 'fastify';
-import { daysBefore, formatTimestamp, localDayAt, startOfDayInZone } from '../../lib/calendar.js';
+import { formatTimestamp } from '../../lib/calendar.js';
 import type { Metrics } from '../../lib/metrics.js';
 import type { RetentionRun, Store } from '../../store/store.js';
+import { AGAIN_MS, purgeHub, retentionCutoff } from './retention.usecases.js';
 
-/** Messages removed per transaction. */
-export const RETENTION_BATCH = 200;
-/**
- * After each batch the purge rests twice as long as the batch took (at least 5 ms): on SQLite a
- * batch holds the event loop and the one writer, so webhooks get two thirds of the time whatever
- * the machine (500 a batch with 5 ms rests left Q5 at 0.22 of its rate during a 1M purge).
- */
-const REST_FACTOR = 2;
-const MIN_REST_MS = 5;
 const RUN_MS = 60_000;
 const LEASE_MS = 10 * 60_000;
 const EVERY_MS = 60_000;
-const AGAIN_MS = 60 * 60_000;
 const RETRY_MS = 5 * 60_000;
-
-/**
- * The first instant kept: the start (in `timeZone`) of the day `days` before the day of `now`.
- * Messages created before it are more than `days` days old as the hub counts days.
- */
-export function retentionCutoff(now: number, days: number, timeZone: string): number {
-  return startOfDayInZone(daysBefore(localDayAt(now, timeZone), days), timeZone);
-}
 
 export interface RetentionDeps {
   store: Store;
@@ -51,28 +34,6 @@ export interface RetentionOutcome {
   hubId: string;
   before: number;
   removed: number;
-}
-
-/** Removes what a run removes, batch after batch; `stop()` ends it between two batches. */
-export async function purgeHub(
-  deps: Pick<RetentionDeps, 'store' | 'clock' | 'batch'>,
-  hubId: string,
-  before: number,
-  options: { until?: number; stopped?: () => boolean; onBatch?: (removed: number) => void } = {},
-): Promise<number> {
-  const batch = deps.batch ?? RETENTION_BATCH;
-  let removed = 0;
-  for (;;) {
-    const started = performance.now();
-    const n = await deps.store.retention.purgeBatch(hubId, before, batch, deps.clock(), removed === 0);
-    const took = performance.now() - started;
-    removed += n;
-    options.onBatch?.(removed);
-    if (n < batch || options.stopped?.() || (options.until !== undefined && deps.clock() >= options.until)) {
-      return removed;
-    }
-    await new Promise((resolve) => setTimeout(resolve, Math.max(MIN_REST_MS, REST_FACTOR * took)));
-  }
 }
 
 export class RetentionWorker {
