@@ -1,5 +1,6 @@
 // The account screen's one script (served from /account/assets, no inline script): copy and show
-// a key by fetching it when asked, the "Issue key" form toggle, and the revoke confirmation.
+// a key by fetching it when asked, copy a webhook's new secret, the "Issue key" form toggle, and the
+// revoke confirmation.
 const csrfToken = document.querySelector('meta[name="csrf-token"]')?.getAttribute('content') ?? '';
 
 async function fetchKey(keyId) {
@@ -13,12 +14,14 @@ async function fetchKey(keyId) {
   return (await response.json()).key;
 }
 
-for (const button of document.querySelectorAll('button[data-action="copy"]')) {
+// Copies what `text()` gives when the button is pressed, and says so beside it for two seconds
+// ("Copied", or that it could not).
+function copyOnClick(button, text) {
   let timer;
   button.addEventListener('click', async () => {
     const status = button.parentElement.querySelector('.copied');
     try {
-      await navigator.clipboard.writeText(await fetchKey(button.dataset.keyId));
+      await navigator.clipboard.writeText(await text());
       status.textContent = button.dataset.copied;
       status.classList.remove('failed');
     } catch {
@@ -30,6 +33,18 @@ for (const button of document.querySelectorAll('button[data-action="copy"]')) {
       status.textContent = '';
     }, 2000);
   });
+}
+
+for (const button of document.querySelectorAll('button[data-action="copy"]')) {
+  copyOnClick(button, () => fetchKey(button.dataset.keyId));
+}
+
+// A secret shown once (a new webhook endpoint's), copied from the page: the one answer that holds it.
+// Its button shows only where this script runs.
+for (const button of document.querySelectorAll('button[data-action="copy-secret"]')) {
+  const secret = document.getElementById(button.getAttribute('aria-controls'));
+  button.hidden = false;
+  copyOnClick(button, async () => secret.textContent.trim());
 }
 
 for (const button of document.querySelectorAll('button[data-action="show"]')) {

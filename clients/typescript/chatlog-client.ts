@@ -23,7 +23,7 @@ export interface Contact {
   messages: Message[];
 }
 
-/** Every error code chatlog can answer with. */
+/** Every error code chatlog can answer with (made from src/lib/errors.ts: scripts/client-error-codes.ts --write). */
 export const ERROR_CODES = [
   'missing_api_key',
   'invalid_api_key',

@@ -1,31 +1,9 @@
 /**
  * The webhooks page's script, served as /account/assets/webhooks.js after account.js (which toggles
- * the "Add endpoint" form and asks to confirm Remove). It copies a just-created secret from the
- * page (the one answer that holds it), opens the form again when the server refused its URL, and
- * moves the focus to where the user goes next. Plain JavaScript in a string: served as is.
+ * the "Add endpoint" form, asks to confirm Remove and copies a just-created secret). It opens the
+ * form again when the server refused its URL, and moves the focus to where the user goes next. Plain JavaScript in a string: served as is.
  */
 export const WEBHOOKS_SCRIPT = `// chatlog: the webhooks page of the account screen.
-for (const button of document.querySelectorAll('button[data-action="copy-secret"]')) {
-  const secret = document.getElementById(button.getAttribute('aria-controls'));
-  const status = button.parentElement.querySelector('.copied');
-  let timer;
-  button.hidden = false;
-  button.addEventListener('click', async () => {
-    try {
-      await navigator.clipboard.writeText(secret.textContent.trim());
-      status.textContent = button.dataset.copied;
-      status.classList.remove('failed');
-    } catch {
-      status.textContent = button.dataset.failed;
-      status.classList.add('failed');
-    }
-    clearTimeout(timer);
-    timer = setTimeout(() => {
-      status.textContent = '';
-    }, 2000);
-  });
-}
-
 for (const button of document.querySelectorAll('button[data-action="issue"]')) {
   const form = document.getElementById(button.getAttribute('aria-controls'));
   if (!form) continue;

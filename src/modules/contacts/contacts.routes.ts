@@ -1,9 +1,9 @@
 /** DELETE /api/line/:hubId/contacts/:lineId: erase a contact (CONTRACT §13), with an admin key. */
 import type { FastifyInstance } from 'fastify';
-import { JSON_TYPE, rawQueryOf } from '../../lib/http.js';
+import { JSON_TYPE } from '../../lib/http.js';
 import type { PathMethods } from '../../lib/methods.js';
 import type { Store } from '../../store/store.js';
-import { type AuthorizeDeps, authorizePartTwo, partTwoEndpoint } from '../keys/keys.authorize.js';
+import { type AuthorizeDeps, keyCheckHook, partTwoEndpoint } from '../keys/keys.authorize.js';
 import { eraseContact } from './contacts.erasure.js';
 import { contactErrors } from './contacts.errors.js';
 import { eraseContactRouteSchema } from './contacts.schemas.js';
@@ -20,17 +20,7 @@ export interface ContactRouteDeps {
 
 export function registerContactRoutes(app: FastifyInstance, deps: ContactRouteDeps): void {
   void app.register(async (scope) => {
-    // The key is checked first (before the path's parameters), then the rate limit, as webhooks/.
-    scope.addHook('onRequest', async (request, reply) => {
-      reply.header('Vary', 'Authorization');
-      const access = await authorizePartTwo(deps.authorize, ADMIN, {
-        hubId: (request.params as { hubId: string }).hubId,
-        params: new URLSearchParams(rawQueryOf(request.raw.url ?? '')),
-        authorization: request.headers.authorization,
-        audit: request.audit ?? undefined,
-      });
-      reply.headers(await access.admit());
-    });
+    scope.addHook('onRequest', keyCheckHook(deps.authorize, ADMIN));
     scope.route<{ Params: { hubId: string; lineId: string } }>({
       method: 'DELETE',
       url: CONTACT_PATH,

@@ -10,7 +10,9 @@
  * key of the wrong scope with 403 insufficient_scope through their own `otherScope`.
  */
 
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppError } from '../../lib/errors.js';
+import { rawQueryOf } from '../../lib/http.js';
 import type { ApiKeyRecord, Hub, KeyScope, RateLimit } from '../../store/store.js';
 import type { AuditSlot } from '../audit/audit.slot.js';
 import { hubErrors } from '../hubs/hubs.errors.js';
@@ -184,4 +186,25 @@ export function authorizePartTwo<R extends boolean>(
   const presented = keyInQueryOrBearer(request.params, request.authorization);
   if (presented.kind === 'ambiguous') throw endpoint.refusals.ambiguous();
   return authorize(deps, { presented, hubId: request.hubId, endpoint, audit: request.audit });
+}
+
+/**
+ * The onRequest hook of a scope of §9-13 routes whose whole work needs the key (webhooks' admin API,
+ * erasure): the key checked from the headers and query before the path's parameters and before any
+ * body is read, then the rate limit; its fields on the answer. Every answer varies by Authorization.
+ */
+export function keyCheckHook(
+  deps: AuthorizeDeps,
+  endpoint: PartTwoEndpoint,
+): (request: FastifyRequest, reply: FastifyReply) => Promise<void> {
+  return async (request, reply) => {
+    reply.header('Vary', 'Authorization');
+    const access = await authorizePartTwo(deps, endpoint, {
+      hubId: (request.params as { hubId: string }).hubId,
+      params: new URLSearchParams(rawQueryOf(request.raw.url ?? '')),
+      authorization: request.headers.authorization,
+      audit: request.audit ?? undefined,
+    });
+    reply.headers(await access.admit());
+  };
 }

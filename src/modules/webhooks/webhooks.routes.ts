@@ -1,10 +1,10 @@
 /** The admin API of outgoing webhooks: /api/line/:hubId/webhooks (CONTRACT §10). */
 import type { FastifyInstance } from 'fastify';
 import { formatTimestamp } from '../../lib/calendar.js';
-import { JSON_TYPE, rawQueryOf } from '../../lib/http.js';
+import { JSON_TYPE } from '../../lib/http.js';
 import type { PathMethods } from '../../lib/methods.js';
 import type { ChangeType } from '../../store/store.js';
-import { type AuthorizeDeps, authorizePartTwo, partTwoEndpoint } from '../keys/keys.authorize.js';
+import { type AuthorizeDeps, keyCheckHook, partTwoEndpoint } from '../keys/keys.authorize.js';
 import { webhookErrors } from './webhooks.errors.js';
 import {
   addWebhookRouteSchema,
@@ -27,17 +27,7 @@ export interface WebhookRouteDeps {
 export function registerWebhookRoutes(app: FastifyInstance, deps: WebhookRouteDeps): void {
   void app.register(async (scope) => {
     scope.removeContentTypeParser('text/plain');
-    // The key is checked from the headers before any body is read; the rate limit comes next.
-    scope.addHook('onRequest', async (request, reply) => {
-      reply.header('Vary', 'Authorization');
-      const access = await authorizePartTwo(deps.authorize, ADMIN, {
-        hubId: (request.params as { hubId: string }).hubId,
-        params: new URLSearchParams(rawQueryOf(request.raw.url ?? '')),
-        authorization: request.headers.authorization,
-        audit: request.audit ?? undefined,
-      });
-      reply.headers(await access.admit());
-    });
+    scope.addHook('onRequest', keyCheckHook(deps.authorize, ADMIN));
     scope.route<{ Params: { hubId: string }; Body: { url: string; events?: ChangeType[] | null } }>({
       method: 'POST',
       url: WEBHOOKS_PATH,

@@ -16,6 +16,7 @@ import {
   checkRange,
   contentTooLarge,
   isSha256,
+  putFrom,
   TOTAL_BYTES_TTL_MS,
 } from './content-store.keys.js';
 
@@ -36,8 +37,6 @@ async function fsyncDirectory(dir: string): Promise<void> {
   }
 }
 
-function ignore(): void {}
-
 export class FileContentStore implements ContentStore {
   readonly kind = 'files' as const;
   private readonly sweeping: Promise<void>;
@@ -48,19 +47,8 @@ export class FileContentStore implements ContentStore {
     this.sweeping = this.removeStaleTemporaryFiles().catch(() => undefined);
   }
 
-  async put(hubId: string, source: Readable, options: { maxBytes?: number } = {}): Promise<StoredBlob> {
-    // The source may fail while the store gets ready to read it: its error is kept (the loop
-    // rethrows it) instead of being thrown as an uncaught exception.
-    source.on('error', ignore);
-    try {
-      return await this.write(hubId, source, options.maxBytes);
-    } catch (error) {
-      // A source the store stopped reading (too large, a failed write) is not left open.
-      if (!source.destroyed) source.destroy();
-      throw error;
-    } finally {
-      source.off('error', ignore);
-    }
+  put(hubId: string, source: Readable, options: { maxBytes?: number } = {}): Promise<StoredBlob> {
+    return putFrom(source, () => this.write(hubId, source, options.maxBytes));
   }
 
   private async write(hubId: string, source: Readable, maxBytes: number | undefined): Promise<StoredBlob> {

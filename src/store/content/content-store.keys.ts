@@ -1,7 +1,9 @@
 /**
- * What both content stores check before a hub id or a hash names a file or a row, and the error
- * a too-large source gets: a path or key is never built from an unchecked string.
+ * What both content stores check before a hub id or a hash names a file or a row, the error a
+ * too-large source gets (a path or key is never built from an unchecked string), and how a put
+ * holds its source.
  */
+import type { Readable } from 'node:stream';
 
 /** Hub ids are HubSpot portal ids: digits only (as src/modules/hubs checks them on the way in). */
 const HUB_ID = /^[0-9]{1,20}$/;
@@ -46,3 +48,22 @@ export function asBuffer(chunk: unknown): Buffer {
 
 /** How long a total is reused (it is for metrics, and a walk of the files is not free). */
 export const TOTAL_BYTES_TTL_MS = 5_000;
+
+function ignore(): void {}
+
+/**
+ * A put of either store: `write` reads `source` to its end. The source may fail while the store gets
+ * ready to read it: its error is kept (`write` rethrows it) instead of being thrown as an uncaught
+ * exception; and a source the store stopped reading (too large, a failed write) is not left open.
+ */
+export async function putFrom<T>(source: Readable, write: () => Promise<T>): Promise<T> {
+  source.on('error', ignore);
+  try {
+    return await write();
+  } catch (error) {
+    if (!source.destroyed) source.destroy();
+    throw error;
+  } finally {
+    source.off('error', ignore);
+  }
+}

@@ -24,6 +24,7 @@ import {
   checkRange,
   contentTooLarge,
   isSha256,
+  putFrom,
   TOTAL_BYTES_TTL_MS,
 } from './content-store.keys.js';
 
@@ -42,8 +43,6 @@ const temporaryKey = (now: number) => `${TEMPORARY}${String(now).padStart(13, '0
 function toNumber(value: unknown): number {
   return typeof value === 'number' ? value : Number(value);
 }
-
-function ignore(): void {}
 
 export class PostgresContentStore implements ContentStore {
   readonly kind = 'postgres' as const;
@@ -79,19 +78,8 @@ export class PostgresContentStore implements ContentStore {
     return new pg.Pool(config);
   }
 
-  async put(hubId: string, source: Readable, options: { maxBytes?: number } = {}): Promise<StoredBlob> {
-    // The source may fail while the store gets ready to read it: its error is kept (the loop
-    // rethrows it) instead of being thrown as an uncaught exception.
-    source.on('error', ignore);
-    try {
-      return await this.write(hubId, source, options.maxBytes);
-    } catch (error) {
-      // A source the store stopped reading (too large, a failed write) is not left open.
-      if (!source.destroyed) source.destroy();
-      throw error;
-    } finally {
-      source.off('error', ignore);
-    }
+  put(hubId: string, source: Readable, options: { maxBytes?: number } = {}): Promise<StoredBlob> {
+    return putFrom(source, () => this.write(hubId, source, options.maxBytes));
   }
 
   private async write(hubId: string, source: Readable, maxBytes: number | undefined): Promise<StoredBlob> {
