@@ -16,6 +16,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import pg from 'pg';
+import { COPY_HEADER_BYTES, COPY_SIGNATURE } from '../postgres/postgres.copy-binary.js';
 import { copyOut, eachPiece } from '../postgres/postgres.copy-out.js';
 import type { ByteRange, ContentStore, StoredBlob } from './content-store.js';
 import {
@@ -316,8 +317,6 @@ class ChunkStream extends Readable {
   }
 }
 
-/** The signature that opens PostgreSQL's binary COPY format. */
-const COPY_SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
 const EMPTY = Buffer.alloc(0);
 
 /** One (n integer, bytes bytea) tuple of a binary COPY: its bytes as the pieces they came in. */
@@ -327,9 +326,10 @@ export interface CopyRow {
 }
 
 /**
- * Reads the (n integer, bytes bytea) tuples of a binary COPY as its parts arrive, handing each
- * tuple's bytes on as slices of the parts (never copied); only the few bytes of a header split
- * between two parts are joined.
+ * Reads the (n integer, bytes bytea) tuples of a binary COPY (postgres.copy-binary.ts) as its parts
+ * arrive, handing each tuple's bytes on as slices of the parts (never copied), however many parts a
+ * chunk of 256 KiB spans: readTuple wants a tuple whole in one buffer, which here would mean a copy
+ * of every chunk. Only the few bytes of a header split between two parts are joined.
  */
 export class BinaryCopyRows {
   private state: 'signature' | 'extension' | 'count' | 'fields' | 'bytes' | 'end' = 'signature';
@@ -367,7 +367,7 @@ export class BinaryCopyRows {
           this.state = 'count';
         }
       } else if (this.state === 'signature') {
-        const header = take(COPY_SIGNATURE.length + 8);
+        const header = take(COPY_HEADER_BYTES);
         if (!header) break;
         if (!header.subarray(0, COPY_SIGNATURE.length).equals(COPY_SIGNATURE)) throw malformedCopy();
         this.skip = header.readUInt32BE(COPY_SIGNATURE.length + 4);

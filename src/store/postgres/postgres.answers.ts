@@ -18,8 +18,9 @@ import type { Readable } from 'node:stream';
 import type pg from 'pg';
 import * as answer from '../sql/answers.js';
 import { type AnswerCount, countAnswer, type MessageQuery } from '../store.js';
+import { copyHeaderEnd, copyInteger, readTuple, TRAILER } from './postgres.copy-binary.js';
 import { copyOut } from './postgres.copy-out.js';
-import { COPY_SIGNATURE, JsonBytes } from './postgres.json-bytes.js';
+import { JsonBytes } from './postgres.json-bytes.js';
 
 /** Chunks of the answer: about this many bytes each (the serializer's size). */
 const CHUNK_BYTES = 64 * 1024;
@@ -68,10 +69,10 @@ function malformed(): Error {
   return new Error('an answer: malformed COPY data');
 }
 
-/** A BIGINT of the COPY: every value chatlog stores is below 2^53. */
+/** A BIGINT of the COPY. */
 function int64(data: Buffer, start: number, length: number): number {
   if (length !== 8) throw malformed();
-  return data.readInt32BE(start) * 2 ** 32 + data.readUInt32BE(start + 4);
+  return copyInteger(data, start, length, malformed);
 }
 
 /**
@@ -99,17 +100,12 @@ class AnswerWriter {
     const data = this.pending ? Buffer.concat([this.pending, piece]) : piece;
     let at = 0;
     if (!this.headerRead) {
-      if (data.length < COPY_SIGNATURE.length + 8) {
+      const end = copyHeaderEnd(data, malformed);
+      if (end === undefined) {
         this.pending = data;
         return;
       }
-      if (!data.subarray(0, COPY_SIGNATURE.length).equals(COPY_SIGNATURE)) throw malformed();
-      const extension = data.readUInt32BE(COPY_SIGNATURE.length + 4);
-      at = COPY_SIGNATURE.length + 8 + extension;
-      if (at > data.length) {
-        this.pending = data;
-        return;
-      }
+      at = end;
       this.headerRead = true;
     }
     at = this.rows(data, at);
@@ -127,26 +123,13 @@ class AnswerWriter {
   private rows(data: Buffer, at: number): number {
     const { starts, lengths, out } = this;
     for (;;) {
-      const rowStart = at;
-      if (at + 2 > data.length) return rowStart;
-      const columns = data.readInt16BE(at);
-      at += 2;
-      if (columns === -1) {
+      const next = readTuple(data, at, COLUMNS, starts, lengths, malformed);
+      if (next === undefined) return at;
+      if (next === TRAILER) {
         this.ended = true;
-        if (at !== data.length) throw malformed();
-        return at;
+        return data.length;
       }
-      if (columns !== COLUMNS) throw malformed();
-      for (let c = 0; c < COLUMNS; c++) {
-        if (at + 4 > data.length) return rowStart;
-        const length = data.readInt32BE(at);
-        if (length < -1) throw malformed();
-        at += 4;
-        starts[c] = at;
-        lengths[c] = length;
-        if (length > 0) at += length;
-        if (at > data.length) return rowStart;
-      }
+      at = next;
       const contactId = int64(data, starts[Column.ContactId] as number, lengths[Column.ContactId] as number);
       this.rowCount += 1;
       if (contactId !== this.contactId) {

@@ -12,8 +12,9 @@
 import type pg from 'pg';
 import { FEED_SQL, feedParams } from '../sql/changes.js';
 import type { FeedJsonPage } from '../store.js';
+import { copyHeaderEnd, copyInteger, readTuple, TRAILER } from './postgres.copy-binary.js';
 import { copyOut, eachPiece } from './postgres.copy-out.js';
-import { COPY_SIGNATURE, JsonBytes } from './postgres.json-bytes.js';
+import { JsonBytes } from './postgres.json-bytes.js';
 
 /** FEED_SQL's columns, in its order. */
 const Column = {
@@ -78,13 +79,8 @@ export async function readFeedJsonByCopy(
 
 /** The page the COPY's rows make: the first `limit` as JSON, and whether another row followed. */
 function pageOf(data: Buffer, limit: number): FeedJsonPage {
-  if (
-    data.length < COPY_SIGNATURE.length + 8 ||
-    !data.subarray(0, COPY_SIGNATURE.length).equals(COPY_SIGNATURE)
-  ) {
-    throw malformed();
-  }
-  let at = COPY_SIGNATURE.length + 8 + data.readUInt32BE(COPY_SIGNATURE.length + 4);
+  let at = copyHeaderEnd(data, malformed);
+  if (at === undefined) throw malformed();
   // The JSON's keys and times add about 250 bytes a change to the values' own.
   const out = new JsonBytes(data.length + (limit + 1) * 256);
   // Where each column's value is in `data`, and its length (-1: NULL): no Buffer per value.
@@ -94,20 +90,11 @@ function pageOf(data: Buffer, limit: number): FeedJsonPage {
   let lastSeq: number | undefined;
   let hasMore = false;
   for (;;) {
-    if (at + 2 > data.length) throw malformed();
-    const columns = data.readInt16BE(at);
-    at += 2;
-    if (columns === -1) break;
-    if (columns !== COLUMNS) throw malformed();
-    for (let c = 0; c < COLUMNS; c++) {
-      if (at + 4 > data.length) throw malformed();
-      const length = data.readInt32BE(at);
-      at += 4;
-      starts[c] = at;
-      lengths[c] = length;
-      if (length > 0) at += length;
-      if (length < -1 || at > data.length) throw malformed();
-    }
+    const next = readTuple(data, at, COLUMNS, starts, lengths, malformed);
+    // The whole COPY is here: a tuple cut short is not one.
+    if (next === undefined) throw malformed();
+    if (next === TRAILER) break;
+    at = next;
     if (count === limit) {
       hasMore = true;
       continue;
@@ -202,10 +189,7 @@ function writeChange(
 
 /** A BIGINT (or INTEGER) value; NULL is 0, as toChange has it. Every value chatlog stores is below 2^53. */
 function integer(data: Buffer, start: number, length: number): number {
-  if (length === -1) return 0;
-  if (length === 8) return data.readInt32BE(start) * 2 ** 32 + data.readUInt32BE(start + 4);
-  if (length === 4) return data.readInt32BE(start);
-  throw malformed();
+  return length === -1 ? 0 : copyInteger(data, start, length, malformed);
 }
 
 function malformed(): Error {

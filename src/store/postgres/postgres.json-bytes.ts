@@ -5,9 +5,6 @@
  * postgres.answers.ts).
  */
 
-/** What a binary COPY's output starts with, before its flags and header extension. */
-export const COPY_SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
-
 const DAY_MS = 86_400_000;
 /** The first instant of year 0 and the last of year 9999: toISOString's four-digit years. */
 const FIRST_MS = -62_167_219_200_000;
