@@ -35,7 +35,8 @@ function imports(): Array<[string, string]> {
 const RULES: Array<[RegExp, RegExp, string]> = [
   [/^lib\//, /^(modules|cli|app|server|config)/, 'lib/ is small pure helpers: it knows no module'],
   [/^lib\//, /^store\//, 'lib/ is small pure helpers: it knows no storage'],
-  [/^store\/store$/, /^store\/(?!store$)/, 'the interface imports no implementation (its types are its own)'],
+  [/^store\/store$/, /^store\/(?!types$)/, 'the interface imports no implementation, only its types'],
+  [/^store\/types$/, /./, 'the shared types are types only: they import nothing'],
   [
     /^(?!store\/|app$|cli\/)/,
     /^store\/(sql|sqlite|postgres)\//,
@@ -47,8 +48,8 @@ const RULES: Array<[RegExp, RegExp, string]> = [
   [/^store\/postgres\//, /^store\/sqlite\//, 'one engine never reaches into the other'],
   [
     /^modules\//,
-    /^store\/(?!store$|content\/content-store$)/,
-    'use cases see the Store and ContentStore interfaces (store/store.ts, store/content/content-store.ts), never SQL or an engine',
+    /^store\/(?!store$|types$|content\/content-store$)/,
+    'use cases see the Store and ContentStore interfaces (store/store.ts, store/types.ts, store/content/content-store.ts), never SQL or an engine',
   ],
   [/^modules\//, /^(cli|app|server)/, 'modules are called by the composition roots, never the other way'],
   [/^(?!app$|server$|cli\/)/, /\.routes$/, 'only the composition roots (app.ts) register routes'],
