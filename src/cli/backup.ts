@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import { UserError } from '../lib/errors.js';
 import type { Store } from '../store/store.js';
 
-export async function backupTo(file: string, store: Store): Promise<number> {
+export async function backupTo(file: string, store: Pick<Store, 'backup'>): Promise<number> {
   if (!store.backup) {
     throw new UserError(
       'the store is PostgreSQL: back it up with pg_dump --format=custom (README, "Backup and restore")',

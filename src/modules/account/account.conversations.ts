@@ -60,7 +60,7 @@ export interface SearchResults {
 }
 
 export interface ConversationDeps {
-  store: Store;
+  store: Pick<Store, 'hubs' | 'messages' | 'search' | 'conversations' | 'content' | 'audit' | 'contacts'>;
   blobs: ContentStore;
   clock: () => number;
 }

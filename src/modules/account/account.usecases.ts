@@ -59,7 +59,7 @@ const sha256 = (text: string) => createHash('sha256').update(text).digest();
 export class AccountService {
   constructor(
     private readonly deps: {
-      store: Store;
+      store: Pick<Store, 'messages' | 'accounts' | 'sessions'>;
       hubs: HubService;
       keys: KeyService;
       secrets: SecretBox;

@@ -44,7 +44,12 @@ export class AuditRecorder {
   private dropped = 0;
 
   constructor(
-    private readonly deps: { store: Store; log: FastifyBaseLogger; clock: () => number; keepDays: number },
+    private readonly deps: {
+      store: Pick<Store, 'audit'>;
+      log: FastifyBaseLogger;
+      clock: () => number;
+      keepDays: number;
+    },
   ) {}
 
   start(): void {

@@ -15,7 +15,7 @@ export class ChangesPruner {
 
   constructor(
     private readonly options: {
-      store: Store;
+      store: Pick<Store, 'changes'>;
       keepDays: number;
       log: FastifyBaseLogger;
       clock?: () => number;

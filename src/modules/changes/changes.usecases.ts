@@ -40,7 +40,7 @@ const SINGLE_VALUED = ['cursor', 'limit', 'wait'] as const;
 const WHOLE_NUMBER = /^\d{1,7}$/;
 
 export interface ChangesDeps {
-  store: Store;
+  store: Pick<Store, 'changes'>;
   authorize: AuthorizeDeps;
   /** CHATLOG_CHANGES_KEEP_DAYS, for the words of cursor_expired. */
   keepDays: number;
@@ -123,7 +123,7 @@ export interface ChangesPage {
  * the next one, and the first look takes it when it was read ahead for it.
  */
 export async function readChanges(
-  store: Store,
+  store: Pick<Store, 'changes'>,
   request: CheckedChangesRequest,
   signal?: AbortSignal,
   readAhead?: FeedReadAhead,
@@ -169,7 +169,12 @@ export async function readChanges(
 }
 
 /** A page read as values and serialized on this thread (FeedJsonPage's bytes, the same). */
-async function pageHere(store: Store, hubId: string, after: number, limit: number): Promise<FeedJsonPage> {
+async function pageHere(
+  store: Pick<Store, 'changes'>,
+  hubId: string,
+  after: number,
+  limit: number,
+): Promise<FeedJsonPage> {
   const read = await store.changes.page(hubId, after, limit + 1);
   const changes = read.slice(0, limit);
   return {

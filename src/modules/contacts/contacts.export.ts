@@ -16,12 +16,16 @@ import { contactMessagePages } from './contacts.pages.js';
 const CHUNK_CHARS = 64 * 1024;
 
 export interface PersonalDataDeps {
-  store: Store;
+  store: Pick<Store, 'conversations' | 'content'>;
   blobs: ContentStore;
 }
 
 /** messages.json: `{"lineId","vid","name","messages":[{"id","sender","msg","contentType","createdAt"}]}`. */
-async function* messagesJson(store: Store, hubId: string, contact: Contact): AsyncGenerator<Buffer> {
+async function* messagesJson(
+  store: Pick<Store, 'conversations' | 'content'>,
+  hubId: string,
+  contact: Contact,
+): AsyncGenerator<Buffer> {
   let out = `{"lineId":${JSON.stringify(contact.lineId)},"vid":${JSON.stringify(contact.vid)},"name":${JSON.stringify(contact.name)},"messages":[`;
   let first = true;
   for await (const page of contactMessagePages(store, hubId, contact.lineId)) {

@@ -8,7 +8,7 @@ const PAGE = 1000;
 
 /** Each page of the contact's messages in the range (epoch ms; either open); the contact comes with each. */
 export async function* contactMessagePages(
-  store: Store,
+  store: Pick<Store, 'conversations'>,
   hubId: string,
   lineId: string,
   range: { fromMs?: number | undefined; toMsExclusive?: number | undefined } = {},

@@ -12,7 +12,7 @@ const CONTACT_PATH = '/api/line/:hubId/contacts/:lineId';
 const ADMIN = partTwoEndpoint('admin', 'erase contacts', false);
 
 export interface ContactRouteDeps {
-  store: Store;
+  store: Pick<Store, 'contacts' | 'search'>;
   authorize: AuthorizeDeps;
   methods: PathMethods;
   clock: () => number;

@@ -10,7 +10,7 @@ import type { ContactLinkBody } from '../ingest/ingest.schemas.js';
 import { fetchDisplayName, type ProfileLookup } from './line-profile.js';
 
 export interface ContactDeps {
-  store: Store;
+  store: Pick<Store, 'contacts'>;
   secrets: SecretBox;
   log: FastifyBaseLogger;
   /** Base URL of LINE's Messaging API (tests point it at a local server). */

@@ -31,7 +31,7 @@ const MESSAGE_ID = /^[A-Za-z0-9_-]{1,64}$/;
 const MAX_RETRY_AFTER_SECONDS = 60;
 
 export interface ContentDeps {
-  store: Store;
+  store: Pick<Store, 'content'>;
   blobs: ContentStore;
   authorize: AuthorizeDeps;
   clock: () => number;

@@ -70,7 +70,7 @@ const BUSY_PASS_GAP_MS = 1_000;
 const MEDIA_TYPE = /^[a-z0-9][a-z0-9!#$&^_.+-]{0,126}\/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}$/;
 
 export interface ContentWorkerOptions {
-  store: Store;
+  store: Pick<Store, 'hubs' | 'changes' | 'content'>;
   blobs: ContentStore;
   secrets: SecretBox;
   log: FastifyBaseLogger;

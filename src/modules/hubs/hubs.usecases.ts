@@ -17,7 +17,7 @@ export function requireHubId(text: string): string {
 
 export class HubService {
   constructor(
-    private readonly store: Store,
+    private readonly store: Pick<Store, 'hubs'>,
     private readonly secrets: SecretBox,
     private readonly clock: () => number = Date.now,
   ) {}

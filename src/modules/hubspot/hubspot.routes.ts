@@ -18,7 +18,7 @@ const PATH = '/webhooks/hubspot';
 const BODY_LIMIT = 1024 * 1024;
 
 export interface HubspotRouteDeps {
-  store: Store;
+  store: Pick<Store, 'hubs' | 'contacts' | 'search'>;
   /** CHATLOG_HUBSPOT_CLIENT_SECRET; undefined: every request is refused. */
   clientSecret: string | undefined;
   /** CHATLOG_PUBLIC_URL: the URL HubSpot calls, behind a proxy. */

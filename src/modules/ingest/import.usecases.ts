@@ -268,7 +268,7 @@ async function firstSignificantCharacter(file: string): Promise<string | undefin
 }
 
 export async function importFile(
-  store: Store,
+  store: Pick<Store, 'messages'>,
   hubId: string,
   file: string,
   progress: ImportProgress,

@@ -18,7 +18,7 @@ import { isValidLineSignature, lineSignatureProblem, type WebhookRefusal } from 
 import { InvalidWebhookBody, translateWebhook } from './line.webhook.js';
 
 export interface IngestDeps {
-  store: Store;
+  store: Pick<Store, 'hubs' | 'messages' | 'contacts'>;
   secrets: SecretBox;
   log: FastifyBaseLogger;
   lineApiBaseUrl: string;

@@ -44,7 +44,7 @@ export class KeyService {
   private readonly pendingUses = new Map<string, number>();
 
   constructor(
-    private readonly store: Store,
+    private readonly store: Pick<Store, 'keys'>,
     private readonly secrets: SecretBox,
     private readonly clock: () => number = Date.now,
   ) {}

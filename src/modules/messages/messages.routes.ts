@@ -26,7 +26,7 @@ export const MESSAGES_PATH = '/api/line/:hubId/messages';
 const ANSWER_FORMAT = 1;
 
 export interface MessagesRouteDeps {
-  store: Store;
+  store: Pick<Store, 'messages'>;
   /** The answers' bytes (answersEncodedHere, or the answer threads of the embedded store). */
   answers: AnswerSource;
   cache: AnswerCache;

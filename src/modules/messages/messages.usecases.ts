@@ -39,11 +39,14 @@ export function messagesRange(
 }
 
 /** The answer's rows, grouped by contact in answer order, read from a cursor in batches. */
-export function messageRows(store: Store, range: MessageQuery): AsyncIterable<MessageRow[]> {
+export function messageRows(
+  store: Pick<Store, 'messages'>,
+  range: MessageQuery,
+): AsyncIterable<MessageRow[]> {
   return store.messages.stream(range);
 }
 
-export function answersEncodedHere(store: Store): AnswerSource {
+export function answersEncodedHere(store: Pick<Store, 'messages'>): AnswerSource {
   const written = store.messages.json;
   // PostgreSQL writes the JSON itself (Store's messages.json): the same bytes, cheaper here.
   if (written) return { json: (range, count) => written(range, count) };
@@ -78,7 +81,7 @@ export function answerVersion(versions: AnswerVersions, toMsExclusive: number | 
  * reaches the client.
  */
 export async function askMessages(
-  deps: { store: Store; authorize: AuthorizeDeps },
+  deps: { store: Pick<Store, 'messages'>; authorize: AuthorizeDeps },
   input: MessagesRequestInput,
 ): Promise<AskedMessages> {
   const { store, authorize } = deps;

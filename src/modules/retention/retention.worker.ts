@@ -20,7 +20,7 @@ const EVERY_MS = 60_000;
 const RETRY_MS = 5 * 60_000;
 
 export interface RetentionDeps {
-  store: Store;
+  store: Pick<Store, 'retention'>;
   log: FastifyBaseLogger;
   clock: () => number;
   metrics?: Metrics | undefined;

@@ -43,7 +43,7 @@ const SINGLE_VALUED = ['q', 'from', 'to', 'tz', 'lineId', 'limit', 'cursor'] as 
 const WHOLE_NUMBER = /^\d{1,7}$/;
 
 export interface SearchDeps {
-  store: Store;
+  store: Pick<Store, 'search'>;
   authorize: AuthorizeDeps;
 }
 
@@ -131,7 +131,10 @@ export interface SearchPage {
 }
 
 /** One page: follow `cursor` for older results; with none found, the request's position is handed back. */
-export async function search(store: Store, request: CheckedSearchRequest): Promise<SearchPage> {
+export async function search(
+  store: Pick<Store, 'search'>,
+  request: CheckedSearchRequest,
+): Promise<SearchPage> {
   const { hits, hasMore } = await store.search.page({
     hubId: request.hubId,
     terms: request.terms,

@@ -30,7 +30,7 @@ export interface EndpointSummary {
 }
 
 export interface WebhookServiceDeps {
-  store: Store;
+  store: Pick<Store, 'webhooks'>;
   secrets: SecretBox;
   policy: UrlPolicy;
   clock: () => number;

@@ -57,7 +57,7 @@ const SWEEP_MS = 2_000;
 const LEASE_MARGIN_MS = 10_000;
 
 export interface WebhookWorkerOptions {
-  store: Store;
+  store: Pick<Store, 'changes' | 'webhooks'>;
   secrets: SecretBox;
   policy: UrlPolicy;
   log: FastifyBaseLogger;
