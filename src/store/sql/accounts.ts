@@ -1,5 +1,6 @@
 /** The account screen's tables: accounts, the hubs each may see, and signed-in sessions. */
-import type { AccountRecord, SessionRecord } from '../store.js';
+import type { AccountRecord, AccountsPort, SessionRecord, SessionsPort } from '../store.js';
+import type { Engine } from './engine.js';
 import type { Sql, Transaction } from './executor.js';
 
 const ACCOUNT_COLUMNS = 'id, email, password_hash AS "passwordHash", created_at AS "createdAt"';
@@ -70,4 +71,32 @@ export function findSession(sql: Sql, idHash: Buffer, now: number): Promise<Sess
 
 export async function deleteSession(tx: Transaction, idHash: Buffer): Promise<void> {
   await tx.run('DELETE FROM sessions WHERE id_hash = ?', [idHash]);
+}
+
+/** The accounts port (store.ts): logins to the account screen. */
+export function accountsPort(engine: Engine): AccountsPort {
+  return engine.port(
+    'accounts',
+    {
+      upsert: (email, passwordHash, now) => engine.write((tx) => upsertAccount(tx, email, passwordHash, now)),
+      findByEmail: (email) => findAccountByEmail(engine.reads, email),
+      findById: (id) => findAccountById(engine.reads, id),
+      grantHub: (accountId, hubId) => engine.write((tx) => grantHub(tx, accountId, hubId)),
+      hubsOf: (accountId) => hubsOfAccount(engine.reads, accountId),
+    },
+    ['upsert', 'grantHub'],
+  );
+}
+
+/** The sessions port (store.ts): the account screen's signed-in sessions. */
+export function sessionsPort(engine: Engine): SessionsPort {
+  return engine.port(
+    'sessions',
+    {
+      create: (session, now) => engine.write((tx) => createSession(tx, session, now)),
+      find: (idHash, now) => findSession(engine.reads, idHash, now),
+      delete: (idHash) => engine.write((tx) => deleteSession(tx, idHash)),
+    },
+    ['create', 'delete'],
+  );
 }

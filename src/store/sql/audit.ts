@@ -1,5 +1,6 @@
 /** The audit log (CONTRACT §13), for both engines: records appended in batches, read newest first. */
-import type { AuditQuery, AuditRecord } from '../store.js';
+import type { AuditPort, AuditQuery, AuditRecord } from '../store.js';
+import type { Engine } from './engine.js';
 import type { Sql, Transaction } from './executor.js';
 
 /** Rows per statement (10 parameters each). */
@@ -71,4 +72,17 @@ export async function listAudit(sql: Sql, query: AuditQuery): Promise<Array<Audi
 
 export async function pruneAudit(tx: Transaction, before: number): Promise<number> {
   return tx.run('DELETE FROM audit_log WHERE at < ?', [before]);
+}
+
+/** The audit port (store.ts). */
+export function auditPort(engine: Engine): AuditPort {
+  return engine.port(
+    'audit',
+    {
+      append: (records) => engine.write((tx) => appendAudit(tx, records)),
+      list: (query) => listAudit(engine.reads, query),
+      prune: (before) => engine.write((tx) => pruneAudit(tx, before)),
+    },
+    ['append', 'prune'],
+  );
 }

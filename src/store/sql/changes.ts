@@ -15,8 +15,10 @@
  * read in one statement (one snapshot: no change can slip between two reads).
  */
 import { createHash } from 'node:crypto';
-import type { Change, FeedPosition } from '../store.js';
+import type { Change, ChangesPort, FeedJsonPage, FeedPosition } from '../store.js';
+import type { Engine } from './engine.js';
 import type { Sql, Transaction } from './executor.js';
+import type { Wakeups } from './wakeups.js';
 
 export const MESSAGE_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -509,4 +511,29 @@ export async function dropChangesBefore(tx: Transaction, before: number): Promis
     dropped += await tx.run('DELETE FROM changes WHERE hub_id = ? AND seq <= ?', [hub_id, through]);
   }
   return dropped;
+}
+
+/** What the changes port takes of the engine's own: how it reads a page, and its wake-ups. */
+export interface FeedEngine {
+  page(hubId: string, afterSeq: number, limit: number): Promise<Change[]>;
+  pageJson(hubId: string, afterSeq: number, limit: number): Promise<FeedJsonPage>;
+  /** Where this node hears of the changes committed on every node (read when first used). */
+  wakeups(): Wakeups;
+}
+
+/** The changes port (store.ts): the change feed (CONTRACT §9) and its long polls. */
+export function changesPort(engine: Engine, feed: FeedEngine): ChangesPort {
+  return engine.port(
+    'changes',
+    {
+      position: (hubId) => feedPosition(engine.reads, hubId),
+      page: (hubId, afterSeq, limit) => feed.page(hubId, afterSeq, limit),
+      pageJson: (hubId, afterSeq, limit) => feed.pageJson(hubId, afterSeq, limit),
+      at: (hubId, seqs) => readChangesAt(engine.reads, hubId, seqs),
+      subscribe: (hubId) => feed.wakeups().subscribe(hubId),
+      onChange: (listener) => feed.wakeups().listen(listener),
+      dropBefore: (before) => engine.write((tx) => dropChangesBefore(tx, before)),
+    },
+    ['dropBefore'],
+  );
 }

@@ -1,8 +1,9 @@
 /** The contacts table: a hub's LINE friends, in the order the hub first saw them. */
 
-import type { Contact, ContactChanges } from '../store.js';
+import type { Contact, ContactChanges, ContactsPort } from '../store.js';
 import { type FeedClock, logChange } from './changes.js';
 import { releaseBlobs } from './content.js';
+import type { Engine } from './engine.js';
 import type { Sql, Transaction } from './executor.js';
 
 export function getContact(sql: Sql, hubId: string, lineId: string): Promise<Contact | undefined> {
@@ -123,4 +124,33 @@ export async function eraseContact(
   await tx.run('DELETE FROM contacts WHERE id = ?', [contact.id]);
   await logChange(tx, clock, hubId, now, { type: 'contact.erased', lineId });
   return erased;
+}
+
+/** The contacts port (store.ts): a contact's links and names, and its erasure (CONTRACT §13). */
+export function contactsPort(engine: Engine): ContactsPort {
+  return engine.port(
+    'contacts',
+    {
+      get: (hubId, lineId) => getContact(engine.reads, hubId, lineId),
+      linkedTo: (hubId, vid) => lineIdsOfVid(engine.reads, hubId, vid),
+      upsert: (hubId, lineId, changes, now) =>
+        engine.writeChanges([hubId], async (tx, clock) => {
+          const { id, created } = await contactIdOf(tx, hubId, lineId, now);
+          if (await changeContact(tx, id, changes)) {
+            await logChange(tx, clock, hubId, now, { type: 'contact.updated', contactId: id });
+          }
+          const contact = await getContact(tx, hubId, lineId);
+          if (!contact) throw new Error(`contact ${lineId} vanished`);
+          return { contact, created };
+        }),
+      erase: async (hubId, lineId, now) => {
+        const erased = await engine.writeChanges([hubId], (tx, clock) =>
+          engine.deletingMany(tx, () => eraseContact(tx, clock, hubId, lineId, now)),
+        );
+        if (erased !== undefined) await engine.afterErasure('erasure');
+        return erased;
+      },
+    },
+    ['upsert', 'erase'],
+  );
 }

@@ -13,12 +13,14 @@
 import type {
   ContentItem,
   ContentKind,
+  ContentPort,
   ContentRequest,
   ContentState,
   ContentStatus,
   DownloadSettlement,
   LeasedDownload,
 } from '../store.js';
+import type { Engine } from './engine.js';
 import type { Sql, Transaction } from './executor.js';
 
 interface ItemRow {
@@ -299,5 +301,31 @@ export async function requeueMissing(
        next_attempt_at = ?, leased_until = 0, updated_at = ?
      WHERE hub_id = ? AND sha256 = ? AND state = 'done'`,
     [now, now, hubId, sha256],
+  );
+}
+
+/** The content port (store.ts): the media download queue and what is kept. */
+export function contentPort(engine: Engine): ContentPort {
+  return engine.port(
+    'content',
+    {
+      get: (hubId, messageId) => getContentItem(engine.reads, hubId, messageId),
+      lease: (now, leasedUntil, max, perHub) =>
+        engine.write(async (tx) => {
+          if (engine.downloadLeaseLock) await tx.get(engine.downloadLeaseLock);
+          return leaseDownloads(tx, now, leasedUntil, max, perHub);
+        }),
+      extend: (hubId, messageId, leasedUntil, until) =>
+        engine.write((tx) => extendDownload(tx, hubId, messageId, leasedUntil, until)),
+      settle: (result, now) => engine.write((tx) => settleDownload(tx, result, now)),
+      nextDue: () => nextDownloadDue(engine.reads),
+      status: (hubId) => contentStatus(engine.reads, hubId),
+      retry: (hubId, now) => engine.write((tx) => retryFailedDownloads(tx, hubId, now)),
+      queueDepth: () => downloadQueueDepth(engine.reads),
+      releases: (max) => contentReleases(engine.reads, max),
+      claimRelease: (hubId, sha256) => engine.write((tx) => claimRelease(tx, hubId, sha256)),
+      requeueMissing: (hubId, sha256, now) => engine.write((tx) => requeueMissing(tx, hubId, sha256, now)),
+    },
+    ['lease', 'extend', 'settle', 'retry', 'claimRelease', 'requeueMissing'],
   );
 }

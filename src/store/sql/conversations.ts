@@ -11,8 +11,10 @@ import type {
   ConversationMessage,
   ConversationPage,
   ConversationQuery,
+  ConversationsPort,
   MessagePosition,
 } from '../store.js';
+import type { Engine } from './engine.js';
 import type { Sql } from './executor.js';
 
 /** The sort key of a contact without messages: after every real time (MIN_TIMESTAMP_MS is year 1). */
@@ -171,4 +173,12 @@ export async function conversationPage(
   if (at && 'after' in at) return page([], await newer(at.after, limit), false);
   const before = at && 'before' in at ? at.before : { createdAt: Number.MAX_SAFE_INTEGER, rowId: 0 };
   return page(await older(before, false, limit), [], false);
+}
+
+/** The conversations port (store.ts): the account screen's viewer. Reads only. */
+export function conversationsPort(engine: Engine): ConversationsPort {
+  return {
+    contacts: (query) => contactsPage(engine.reads, query),
+    messages: (query) => conversationPage(engine.reads, query),
+  };
 }

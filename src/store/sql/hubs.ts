@@ -1,5 +1,6 @@
 /** The hubs table: a hub's settings and its change counter. */
-import type { AnswerVersions, Hub, HubSettings } from '../store.js';
+import type { AnswerVersions, Hub, HubSettings, HubsPort } from '../store.js';
+import type { Engine } from './engine.js';
 import type { Sql, Transaction } from './executor.js';
 
 interface HubRow {
@@ -106,4 +107,16 @@ export async function bumpDataVersion(tx: Transaction, hubId: string): Promise<v
 
 export async function hubExists(sql: Sql, hubId: string): Promise<boolean> {
   return (await sql.get('SELECT 1 AS one FROM hubs WHERE id = ?', [hubId])) !== undefined;
+}
+
+/** The hubs port (store.ts). */
+export function hubsPort(engine: Engine): HubsPort {
+  return engine.port(
+    'hubs',
+    {
+      get: (id) => getHub(engine.reads, id),
+      upsert: (id, settings, now) => engine.write((tx) => upsertHub(tx, id, settings, now)),
+    },
+    ['upsert'],
+  );
 }

@@ -1,5 +1,6 @@
 /** The api_keys table. A key itself is never stored: its HMAC, and an encrypted copy. */
-import type { ApiKeyRecord, KeyScope, RateLimit } from '../store.js';
+import type { ApiKeyRecord, KeyScope, KeysPort, RateLimit } from '../store.js';
+import type { Engine } from './engine.js';
 import type { Sql, Transaction } from './executor.js';
 
 interface KeyRow {
@@ -102,4 +103,23 @@ export async function recordKeysLastUsed(tx: Transaction, uses: ReadonlyMap<stri
       [at, id, at],
     );
   }
+}
+
+/** The keys port (store.ts). */
+export function keysPort(engine: Engine): KeysPort {
+  return engine.port(
+    'keys',
+    {
+      insert: (key) => engine.write((tx) => insertKey(tx, key)),
+      findByHash: (keyHash) => findKeyByHash(engine.reads, keyHash),
+      findById: (id) => findKeyById(engine.reads, id),
+      listByHub: (hubId) => listKeysOfHub(engine.reads, hubId),
+      revoke: (id, now) => engine.write((tx) => revokeKey(tx, id, now)),
+      setRateLimit: (id, limit) => engine.write((tx) => setKeyRateLimit(tx, id, limit)),
+      recordLastUsed: async (uses) => {
+        if (uses.size > 0) await engine.write((tx) => recordKeysLastUsed(tx, uses));
+      },
+    },
+    ['insert', 'revoke', 'setRateLimit', 'recordLastUsed'],
+  );
 }

@@ -6,9 +6,10 @@
  * cascade), its `message.created` (it is that row), its media (released to the content worker
  * when no other message of the hub holds the bytes) and its id (retired, never given again).
  */
-import type { RetentionPreview, RetentionRun } from '../store.js';
+import type { RetentionPort, RetentionPreview, RetentionRun } from '../store.js';
 import { type FeedClock, logChange } from './changes.js';
 import { releaseContent } from './content.js';
+import type { Engine } from './engine.js';
 import type { Sql, Transaction } from './executor.js';
 
 /**
@@ -100,4 +101,24 @@ export async function previewRetention(sql: Sql, hubId: string, before: number):
     oldest: toNumber(messages?.oldest),
     newest: toNumber(messages?.newest),
   };
+}
+
+/** The retention port (store.ts): runs leased per hub, purged in short batches. */
+export function retentionPort(engine: Engine): RetentionPort {
+  return engine.port(
+    'retention',
+    {
+      lease: (now, leasedUntil, max) => engine.write((tx) => leaseRetention(tx, now, leasedUntil, max)),
+      purgeBatch: (hubId, before, limit, now, announce) =>
+        engine.writeChanges([hubId], (tx, clock) =>
+          engine.deletingMany(tx, () => purgeBatch(tx, clock, hubId, before, limit, now, announce)),
+        ),
+      preview: (hubId, before) => previewRetention(engine.reads, hubId, before),
+      finish: async (hubId, dueAt, removedAny) => {
+        await engine.write((tx) => finishRetention(tx, hubId, dueAt));
+        if (removedAny) await engine.afterErasure('retention');
+      },
+    },
+    ['lease', 'purgeBatch', 'finish'],
+  );
 }

@@ -21,7 +21,8 @@
  * (SearchEngine); deleting a message removes its index row in the same transaction (SQLite: a
  * trigger; PostgreSQL: ON DELETE CASCADE).
  */
-import { normaliseText, type SearchHit, type SearchQuery } from '../store.js';
+import { normaliseText, type SearchHit, type SearchPort, type SearchQuery } from '../store.js';
+import type { Engine } from './engine.js';
 import type { Sql, Transaction } from './executor.js';
 
 const FIRST_MOD = 36 ** 3;
@@ -342,4 +343,26 @@ export async function searchPage(
     if (page.done) return { hits, hasMore: page.hasMore };
     batch = Math.min(MAX_BATCH, batch * 2);
   }
+}
+
+/** What the search port takes of the engine's own: its index, and how it rewrites its files. */
+export interface SearchIndexEngine {
+  /** The engine's index (read when first used). */
+  index(): SearchEngine;
+  /** Resolves once the index's files hold nothing deleted (SQLite rewrites them; others: at once). */
+  compacted(): Promise<void>;
+  resumeCompaction(): Promise<void>;
+}
+
+/** The search port (store.ts, CONTRACT §12). */
+export function searchPort(engine: Engine, own: SearchIndexEngine): SearchPort {
+  return engine.port(
+    'search',
+    {
+      page: (query) => searchPage(engine.reads, own.index(), query),
+      compacted: () => own.compacted(),
+      resumeCompaction: () => own.resumeCompaction(),
+    },
+    ['compacted', 'resumeCompaction'],
+  );
 }

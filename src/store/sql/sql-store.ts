@@ -1,8 +1,9 @@
 /**
  * The Store, written once over the dialect adapter (executor.ts): every query and write rule of
- * chatlog is in this folder. An engine (sqlite/, postgres/) supplies only what truly differs:
- * its connections, how a write transaction is taken, the streaming read, bulk import, and the
- * type names of its schema.
+ * chatlog is in this folder, each feature's with its port (`keysPort`, …, over the Engine of
+ * engine.ts). An engine (sqlite/, postgres/) supplies only what truly differs: its connections, how
+ * a write transaction is taken, the streaming read, bulk import, and the type names of its schema;
+ * this class makes the Engine from it and puts the ports together.
  */
 import type {
   AnswerCount,
@@ -15,36 +16,15 @@ import type {
   PoolState,
   Store,
 } from '../store.js';
-import {
-  createSession,
-  deleteSession,
-  findAccountByEmail,
-  findAccountById,
-  findSession,
-  grantHub,
-  hubsOfAccount,
-  upsertAccount,
-} from './accounts.js';
-import { latestMessageAt } from './answers.js';
-import { appendAudit, listAudit, pruneAudit } from './audit.js';
-import { dropChangesBefore, FeedClock, feedPosition, logChange, readChangesAt, readFeed } from './changes.js';
-import { changeContact, contactIdOf, eraseContact, getContact, lineIdsOfVid } from './contacts.js';
-import {
-  claimRelease,
-  contentReleases,
-  contentStatus,
-  downloadQueueDepth,
-  extendDownload,
-  getContentItem,
-  leaseDownloads,
-  nextDownloadDue,
-  requeueMissing,
-  retryFailedDownloads,
-  settleDownload,
-} from './content.js';
-import { contactsPage, conversationPage } from './conversations.js';
+import { accountsPort, sessionsPort } from './accounts.js';
+import { auditPort } from './audit.js';
+import { changesPort, FeedClock, readFeed } from './changes.js';
+import { contactsPort } from './contacts.js';
+import { contentPort } from './content.js';
+import { conversationsPort } from './conversations.js';
+import type { Engine, WriteOptions } from './engine.js';
 import type { Sql, Transaction } from './executor.js';
-import { answerVersions, getHub, upsertHub } from './hubs.js';
+import { hubsPort } from './hubs.js';
 import {
   applyGroup,
   GROUPS_IN_FLIGHT,
@@ -53,51 +33,15 @@ import {
   hubsOfGroup,
   type IngestRequest,
 } from './ingest.js';
-import {
-  findKeyByHash,
-  findKeyById,
-  insertKey,
-  listKeysOfHub,
-  recordKeysLastUsed,
-  revokeKey,
-  setKeyRateLimit,
-} from './keys.js';
-import { finishRetention, leaseRetention, previewRetention, purgeBatch } from './retention.js';
+import { keysPort } from './keys.js';
+import { messagesPort } from './messages.js';
+import { retentionPort } from './retention.js';
 import { LATEST_VERSION, schemaVersion } from './schema.js';
-import { type SearchEngine, searchPage, withoutIndexWrites } from './search.js';
+import { type SearchEngine, searchPort, withoutIndexWrites } from './search.js';
 import type { Wakeups } from './wakeups.js';
-import {
-  addEndpoint,
-  disableEndpoint,
-  dispatchEndpoint,
-  endpointsWithDueDeliveries,
-  getEndpoint,
-  leaseDeliveries,
-  listEndpoints,
-  liveEndpoints,
-  nextDueAt,
-  recentDeliveries,
-  removeEndpoint,
-  replayEndpoint,
-  retryDeliveriesNow,
-  settleDeliveries,
-} from './webhooks.js';
+import { webhooksPort } from './webhooks.js';
 
-export interface WriteOptions {
-  /**
-   * The work reads an iterable of the caller's (an import's batches): it runs once, never again
-   * after a conflict, and on the caller's thread (SQLite's other writes run on its writer thread).
-   */
-  readsCallersBatches?: boolean;
-  /**
-   * The work only records progress that is safe to make again: an outbox lease or an attempt's
-   * outcome, whose loss means a delivery is attempted again (at least once, as §10 allows). The
-   * engine may answer before the commit is on disk (PostgreSQL: synchronous_commit off, at most a
-   * fraction of a second lost if the database itself crashes, always the newest commits), so that
-   * the outbox's bookkeeping does not add disk syncs to those of webhook ingest.
-   */
-  redoable?: boolean;
-}
+export type { WriteOptions };
 
 export abstract class SqlStore implements Store {
   /** Small reads of committed data (never a write transaction's uncommitted rows). */
@@ -219,44 +163,6 @@ export abstract class SqlStore implements Store {
     await this.closeConnections();
   }
 
-  hubs: Store['hubs'] = {
-    get: (id) => getHub(this.reads, id),
-    upsert: (id, settings, now) => this.write((tx) => upsertHub(tx, id, settings, now)),
-  };
-
-  keys: Store['keys'] = {
-    insert: (key) => this.write((tx) => insertKey(tx, key)),
-    findByHash: (keyHash) => findKeyByHash(this.reads, keyHash),
-    findById: (id) => findKeyById(this.reads, id),
-    listByHub: (hubId) => listKeysOfHub(this.reads, hubId),
-    revoke: (id, now) => this.write((tx) => revokeKey(tx, id, now)),
-    setRateLimit: (id, limit) => this.write((tx) => setKeyRateLimit(tx, id, limit)),
-    recordLastUsed: async (uses) => {
-      if (uses.size > 0) await this.write((tx) => recordKeysLastUsed(tx, uses));
-    },
-  };
-
-  messages: Store['messages'] = {
-    versions: (hubId) => answerVersions(this.answerReads, hubId),
-    latestAt: (hubId) => latestMessageAt(this.answerReads, hubId),
-    stream: (query) => this.streamMessages(query),
-    ...(this.answerJson && {
-      json: (query: MessageQuery, count?: AnswerCount) =>
-        this.answerJson?.(query, count) as AsyncIterable<Buffer>,
-    }),
-    importAll: (hubId, batches, now) =>
-      this.writeChanges([hubId], (tx, clock) => this.importMessages(tx, clock, hubId, batches, now), {
-        readsCallersBatches: true,
-      }),
-    ingest: (hubId, operations, now) => this.liveWrites.add(hubId, operations, now),
-  };
-
-  search: Store['search'] = {
-    page: (query) => searchPage(this.reads, this.searchEngine, query),
-    compacted: () => this.searchCompacted(),
-    resumeCompaction: () => this.resumeSearchCompaction(),
-  };
-
   /** `work`, which deletes many messages in `tx`, with the search engine's statements around it. */
   private async deletingMany<T>(tx: Transaction, work: () => Promise<T>): Promise<T> {
     const around = this.searchEngine.deleting;
@@ -270,119 +176,71 @@ export abstract class SqlStore implements Store {
   protected async searchCompacted(): Promise<void> {}
   protected async resumeSearchCompaction(): Promise<void> {}
 
-  conversations: Store['conversations'] = {
-    contacts: (query) => contactsPage(this.reads, query),
-    messages: (query) => conversationPage(this.reads, query),
-  };
-
-  changes: Store['changes'] = {
-    position: (hubId) => feedPosition(this.reads, hubId),
-    page: (hubId, afterSeq, limit) => this.readFeedPage(hubId, afterSeq, limit),
-    pageJson: (hubId, afterSeq, limit) => this.readFeedJson(hubId, afterSeq, limit),
-    at: (hubId, seqs) => readChangesAt(this.reads, hubId, seqs),
-    subscribe: (hubId) => this.wakeups.subscribe(hubId),
-    onChange: (listener) => this.wakeups.listen(listener),
-    dropBefore: (before) => this.write((tx) => dropChangesBefore(tx, before)),
-  };
-
-  content: Store['content'] = {
-    get: (hubId, messageId) => getContentItem(this.reads, hubId, messageId),
-    lease: (now, leasedUntil, max, perHub) =>
-      this.write(async (tx) => {
-        if (this.downloadLeaseLock) await tx.get(this.downloadLeaseLock);
-        return leaseDownloads(tx, now, leasedUntil, max, perHub);
-      }),
-    extend: (hubId, messageId, leasedUntil, until) =>
-      this.write((tx) => extendDownload(tx, hubId, messageId, leasedUntil, until)),
-    settle: (result, now) => this.write((tx) => settleDownload(tx, result, now)),
-    nextDue: () => nextDownloadDue(this.reads),
-    status: (hubId) => contentStatus(this.reads, hubId),
-    retry: (hubId, now) => this.write((tx) => retryFailedDownloads(tx, hubId, now)),
-    queueDepth: () => downloadQueueDepth(this.reads),
-    releases: (max) => contentReleases(this.reads, max),
-    claimRelease: (hubId, sha256) => this.write((tx) => claimRelease(tx, hubId, sha256)),
-    requeueMissing: (hubId, sha256, now) => this.write((tx) => requeueMissing(tx, hubId, sha256, now)),
-  };
-
-  webhooks: Store['webhooks'] = {
-    add: (endpoint) => this.writeChanges([endpoint.hubId], (tx) => addEndpoint(tx, endpoint)),
-    list: (hubId) => listEndpoints(this.reads, hubId),
-    live: (hubId) => liveEndpoints(this.reads, hubId),
-    get: (id) => getEndpoint(this.reads, id),
-    remove: (hubId, id, now) => this.write((tx) => removeEndpoint(tx, hubId, id, now)),
-    disable: (id, reason, now) => this.write((tx) => disableEndpoint(tx, id, reason, now)),
-    dispatch: (endpoint, now, max) => this.write((tx) => dispatchEndpoint(tx, endpoint, now, max)),
-    replay: (endpoint, afterSeq, now) => this.write((tx) => replayEndpoint(tx, endpoint, afterSeq, now)),
-    retryNow: (endpointId, now) => this.write((tx) => retryDeliveriesNow(tx, endpointId, now)),
-    lease: (endpointId, now, leasedUntil, max, dueSince = 0) =>
-      this.write(
-        (tx) => leaseDeliveries(tx, this.skipLocked, endpointId, { now, dueSince, leasedUntil, max }),
-        { redoable: true },
-      ),
-    settle: async (results, now) => {
-      if (results.length > 0)
-        await this.write((tx) => settleDeliveries(tx, results, now), { redoable: true });
-    },
-    due: (before) => endpointsWithDueDeliveries(this.reads, before),
-    nextDue: (endpointId) => nextDueAt(this.reads, endpointId),
-    recent: (endpointId, limit) => recentDeliveries(this.reads, endpointId, limit),
-  };
-
-  contacts: Store['contacts'] = {
-    get: (hubId, lineId) => getContact(this.reads, hubId, lineId),
-    linkedTo: (hubId, vid) => lineIdsOfVid(this.reads, hubId, vid),
-    upsert: (hubId, lineId, changes, now) =>
-      this.writeChanges([hubId], async (tx, clock) => {
-        const { id, created } = await contactIdOf(tx, hubId, lineId, now);
-        if (await changeContact(tx, id, changes)) {
-          await logChange(tx, clock, hubId, now, { type: 'contact.updated', contactId: id });
-        }
-        const contact = await getContact(tx, hubId, lineId);
-        if (!contact) throw new Error(`contact ${lineId} vanished`);
-        return { contact, created };
-      }),
-    erase: async (hubId, lineId, now) => {
-      const erased = await this.writeChanges([hubId], (tx, clock) =>
-        this.deletingMany(tx, () => eraseContact(tx, clock, hubId, lineId, now)),
-      );
-      if (erased !== undefined) await this.afterErasure('erasure');
-      return erased;
-    },
-  };
-
-  audit: Store['audit'] = {
-    append: (records) => this.write((tx) => appendAudit(tx, records)),
-    list: (query) => listAudit(this.reads, query),
-    prune: (before) => this.write((tx) => pruneAudit(tx, before)),
-  };
-
-  retention: Store['retention'] = {
-    lease: (now, leasedUntil, max) => this.write((tx) => leaseRetention(tx, now, leasedUntil, max)),
-    purgeBatch: (hubId, before, limit, now, announce) =>
-      this.writeChanges([hubId], (tx, clock) =>
-        this.deletingMany(tx, () => purgeBatch(tx, clock, hubId, before, limit, now, announce)),
-      ),
-    preview: (hubId, before) => previewRetention(this.reads, hubId, before),
-    finish: async (hubId, dueAt, removedAny) => {
-      await this.write((tx) => finishRetention(tx, hubId, dueAt));
-      if (removedAny) await this.afterErasure('retention');
-    },
-  };
-
   /** Makes an erasure real in the files where the engine can (SQLite: the WAL checkpointed). */
   protected async afterErasure(_cause: 'erasure' | 'retention'): Promise<void> {}
 
-  accounts: Store['accounts'] = {
-    upsert: (email, passwordHash, now) => this.write((tx) => upsertAccount(tx, email, passwordHash, now)),
-    findByEmail: (email) => findAccountByEmail(this.reads, email),
-    findById: (id) => findAccountById(this.reads, id),
-    grantHub: (accountId, hubId) => this.write((tx) => grantHub(tx, accountId, hubId)),
-    hubsOf: (accountId) => hubsOfAccount(this.reads, accountId),
-  };
+  /** Where writes go instead of running here (SQLite's writer thread); undefined: here. */
+  protected forwardWrite: ((path: string, args: unknown[]) => Promise<unknown>) | undefined;
+  /** Every write method of the ports, by path (`keys.insert`): what a writer thread may be asked to run. */
+  readonly writeMethods = new Set<string>();
 
-  sessions: Store['sessions'] = {
-    create: (session, now) => this.write((tx) => createSession(tx, session, now)),
-    find: (idHash, now) => findSession(this.reads, idHash, now),
-    delete: (idHash) => this.write((tx) => deleteSession(tx, idHash)),
-  };
+  /** The Engine the ports are written over: this store's reads, writes and hooks. */
+  private readonly engine: Engine = ((store: SqlStore): Engine => ({
+    get reads() {
+      return store.reads;
+    },
+    get answerReads() {
+      return store.answerReads;
+    },
+    get skipLocked() {
+      return store.skipLocked;
+    },
+    get downloadLeaseLock() {
+      return store.downloadLeaseLock;
+    },
+    write: (work, options) => store.write(work, options),
+    writeChanges: (hubIds, work, options) => store.writeChanges(hubIds, work, options),
+    deletingMany: (tx, work) => store.deletingMany(tx, work),
+    afterErasure: (cause) => store.afterErasure(cause),
+    port: (name, methods, writes) => store.port(name, methods, writes),
+  }))(this);
+
+  private port<P extends object>(name: string, methods: P, writes: readonly (keyof P & string)[]): P {
+    const port = { ...methods } as Record<string, unknown>;
+    for (const method of writes) {
+      const path = `${name}.${method}`;
+      const here = port[method] as (...args: unknown[]) => Promise<unknown>;
+      this.writeMethods.add(path);
+      port[method] = (...args: unknown[]) =>
+        this.forwardWrite ? this.forwardWrite(path, args) : here(...args);
+    }
+    return port as P;
+  }
+
+  hubs = hubsPort(this.engine);
+  keys = keysPort(this.engine);
+  messages = messagesPort(this.engine, {
+    stream: (query) => this.streamMessages(query),
+    json: this.answerJson && ((query, count) => this.answerJson?.(query, count) as AsyncIterable<Buffer>),
+    importMessages: (tx, clock, hubId, batches, now) => this.importMessages(tx, clock, hubId, batches, now),
+    ingest: (hubId, operations, now) => this.liveWrites.add(hubId, operations, now),
+  });
+  search = searchPort(this.engine, {
+    index: () => this.searchEngine,
+    compacted: () => this.searchCompacted(),
+    resumeCompaction: () => this.resumeSearchCompaction(),
+  });
+  conversations = conversationsPort(this.engine);
+  changes = changesPort(this.engine, {
+    page: (hubId, afterSeq, limit) => this.readFeedPage(hubId, afterSeq, limit),
+    pageJson: (hubId, afterSeq, limit) => this.readFeedJson(hubId, afterSeq, limit),
+    wakeups: () => this.wakeups,
+  });
+  content = contentPort(this.engine);
+  webhooks = webhooksPort(this.engine);
+  contacts = contactsPort(this.engine);
+  audit = auditPort(this.engine);
+  retention = retentionPort(this.engine);
+  accounts = accountsPort(this.engine);
+  sessions = sessionsPort(this.engine);
 }

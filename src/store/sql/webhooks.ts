@@ -19,8 +19,10 @@ import type {
   DeliveryState,
   LeasedDelivery,
   WebhookEndpoint,
+  WebhooksPort,
 } from '../store.js';
 import { changeTypesAfter, feedPosition, seqRange } from './changes.js';
+import type { Engine } from './engine.js';
 import type { Sql, Transaction } from './executor.js';
 
 interface EndpointRow {
@@ -365,4 +367,35 @@ export async function recentDeliveries(
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   }));
+}
+
+/** The webhooks port (store.ts): endpoints and the outbox of their deliveries. */
+export function webhooksPort(engine: Engine): WebhooksPort {
+  return engine.port(
+    'webhooks',
+    {
+      add: (endpoint) => engine.writeChanges([endpoint.hubId], (tx) => addEndpoint(tx, endpoint)),
+      list: (hubId) => listEndpoints(engine.reads, hubId),
+      live: (hubId) => liveEndpoints(engine.reads, hubId),
+      get: (id) => getEndpoint(engine.reads, id),
+      remove: (hubId, id, now) => engine.write((tx) => removeEndpoint(tx, hubId, id, now)),
+      disable: (id, reason, now) => engine.write((tx) => disableEndpoint(tx, id, reason, now)),
+      dispatch: (endpoint, now, max) => engine.write((tx) => dispatchEndpoint(tx, endpoint, now, max)),
+      replay: (endpoint, afterSeq, now) => engine.write((tx) => replayEndpoint(tx, endpoint, afterSeq, now)),
+      retryNow: (endpointId, now) => engine.write((tx) => retryDeliveriesNow(tx, endpointId, now)),
+      lease: (endpointId, now, leasedUntil, max, dueSince = 0) =>
+        engine.write(
+          (tx) => leaseDeliveries(tx, engine.skipLocked, endpointId, { now, dueSince, leasedUntil, max }),
+          { redoable: true },
+        ),
+      settle: async (results, now) => {
+        if (results.length > 0)
+          await engine.write((tx) => settleDeliveries(tx, results, now), { redoable: true });
+      },
+      due: (before) => endpointsWithDueDeliveries(engine.reads, before),
+      nextDue: (endpointId) => nextDueAt(engine.reads, endpointId),
+      recent: (endpointId, limit) => recentDeliveries(engine.reads, endpointId, limit),
+    },
+    ['add', 'remove', 'disable', 'dispatch', 'replay', 'retryNow', 'lease', 'settle'],
+  );
 }

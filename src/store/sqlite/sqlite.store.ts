@@ -31,7 +31,7 @@ import { compactSearch, holdsDeletedEntries, SQLITE_SEARCH, worthCompacting } fr
 import { SearchCompactor } from './sqlite.search-compactor.js';
 import { sqliteSql } from './sqlite.sql.js';
 import { WalSync } from './sqlite.wal-sync.js';
-import { FORWARDED_WRITES, WriterThread } from './sqlite.writer-thread.js';
+import { WriterThread } from './sqlite.writer-thread.js';
 
 type Db = Database.Database;
 
@@ -148,13 +148,8 @@ export class SqliteStore extends SqlStore {
         hubId === undefined ? this.wakeups.wakeAll() : this.wakeups.wake([hubId]),
       );
       this.thread = thread;
-      // Each write method of the Store becomes a call to the thread's own store.
-      for (const method of FORWARDED_WRITES) {
-        const [group, name] = method.split('.') as [string, string];
-        const methods = (this as unknown as Record<string, Record<string, unknown>>)[group];
-        if (!methods || typeof methods[name] !== 'function') throw new Error(`the store has no ${method}`);
-        methods[name] = (...args: unknown[]) => thread.call(method, args);
-      }
+      // Each write method of the ports (engine.ts) becomes a call to the thread's own store.
+      this.forwardWrite = (path, args) => thread.call(path, args);
     }
   }
 
@@ -283,7 +278,9 @@ export class SqliteStore extends SqlStore {
   protected write<T>(work: (tx: Transaction) => Promise<T>, options?: WriteOptions): Promise<T> {
     if (this.thread && !options?.readsCallersBatches) {
       return Promise.reject(
-        new Error('a write outside the writer thread: list its method in FORWARDED_WRITES'),
+        new Error(
+          "a write outside the writer thread: name its method among its port's writes (sql/engine.ts)",
+        ),
       );
     }
     const run = () => this.inWriteTransaction(() => work(this.writer));

@@ -1,6 +1,6 @@
 /**
  * The embedded store's one writer, on a thread of its own (CONTRACT: nothing lost; issue 20: writes
- * never wait behind reads). Every write of the store (FORWARDED_WRITES) is sent to a worker thread
+ * never wait behind reads). Every write of the store (a port's writes, sql/engine.ts) is sent to a worker thread
  * that owns the write connection and runs it there: the statements, the search tokens, COMMIT and
  * its fsync all happen off the event loop that answers requests, and requests that arrive while a
  * group commits form the next group (one fsync for all of them).
@@ -15,53 +15,16 @@
 import type { Worker } from 'node:worker_threads';
 import { deserializeError, revive, type SerializedError, startThread } from './sqlite.thread.js';
 
-/**
- * Every write method of the Store, by its path: each runs on the writer thread. Its arguments are
- * copied to the thread when the turn of the event loop that called it ends (Outbox), not at the
- * call: a caller must not change them meanwhile, and one object given to two writes of a turn
- * arrives as one.
- */
-export const FORWARDED_WRITES = [
-  'hubs.upsert',
-  'keys.insert',
-  'keys.revoke',
-  'keys.setRateLimit',
-  'keys.recordLastUsed',
-  'messages.ingest',
-  'search.compacted',
-  'search.resumeCompaction',
-  'changes.dropBefore',
-  'content.lease',
-  'content.extend',
-  'content.settle',
-  'content.retry',
-  'content.claimRelease',
-  'content.requeueMissing',
-  'webhooks.add',
-  'webhooks.remove',
-  'webhooks.disable',
-  'webhooks.dispatch',
-  'webhooks.replay',
-  'webhooks.retryNow',
-  'webhooks.lease',
-  'webhooks.settle',
-  'contacts.upsert',
-  'contacts.erase',
-  'audit.append',
-  'audit.prune',
-  'retention.lease',
-  'retention.purgeBatch',
-  'retention.finish',
-  'accounts.upsert',
-  'accounts.grantHub',
-  'sessions.create',
-  'sessions.delete',
-] as const;
-
 /** What the thread runs besides the Store's write methods. */
 export const THREAD_COMMANDS = ['migrate', 'close'] as const;
 
-export type WriterMethod = (typeof FORWARDED_WRITES)[number] | (typeof THREAD_COMMANDS)[number];
+/**
+ * A write method of the ports by its path (`keys.insert`: every one the store names a write,
+ * sql/engine.ts), or a command of the thread's. A write's arguments are copied to the thread when
+ * the turn of the event loop that called it ends (Outbox), not at the call: a caller must not change
+ * them meanwhile, and one object given to two writes of a turn arrives as one.
+ */
+export type WriterMethod = string | (typeof THREAD_COMMANDS)[number];
 
 export interface WriterOptions {
   dataDir: string;

@@ -5,13 +5,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { SqliteStore } from './sqlite.store.js';
 import { revive, serializeError } from './sqlite.thread.js';
-import {
-  FORWARDED_WRITES,
-  Outbox,
-  type WriterOptions,
-  type WriterReply,
-  type WriterRequest,
-} from './sqlite.writer-thread.js';
+import { Outbox, type WriterOptions, type WriterReply, type WriterRequest } from './sqlite.writer-thread.js';
 
 const port = parentPort;
 if (!port) throw new Error('sqlite.writer.js runs as a worker thread of the store');
@@ -21,7 +15,6 @@ const store = new SqliteStore({
   searchIndex: options.searchIndex,
   writerThread: false,
 });
-const forwarded = new Set<string>(FORWARDED_WRITES);
 // A result that cannot cross: that write fails with the error, the others of the turn go as they are.
 const replies = new Outbox<WriterReply>(port, (reply, error) => {
   if ('id' in reply) port.postMessage([{ id: reply.id, error: serializeError(error) }]);
@@ -33,7 +26,7 @@ store.changes.onChange((hubId) => post({ wake: hubId }));
 async function run(method: string, args: unknown[]): Promise<unknown> {
   if (method === 'migrate') return store.migrate();
   if (method === 'close') return store.close();
-  if (!forwarded.has(method)) throw new Error(`the writer thread does not run ${method}`);
+  if (!store.writeMethods.has(method)) throw new Error(`the writer thread does not run ${method}`);
   const [group, name] = method.split('.') as [string, string];
   const methods = (store as unknown as Record<string, Record<string, (...values: unknown[]) => unknown>>)[
     group
