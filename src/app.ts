@@ -22,8 +22,10 @@ import { logIfAborted, OneLinePerRequest } from './lib/request-log.js';
 import { schemaOptions } from './lib/schema-compilers.js';
 import type { SecretBox } from './lib/secrets.js';
 import { TrafficMeter } from './lib/traffic.js';
+import { AccountConversations } from './modules/account/account.conversations.js';
 import { registerAccountRoutes } from './modules/account/account.routes.js';
 import { AccountService } from './modules/account/account.usecases.js';
+import { AccountWebhooks } from './modules/account/account.webhooks.js';
 import { AuditRecorder } from './modules/audit/audit.recorder.js';
 import { ChangesPruner } from './modules/changes/changes.pruner.js';
 import { registerChangesRoutes } from './modules/changes/changes.routes.js';
@@ -339,10 +341,8 @@ export function buildApp(deps: AppDeps): App {
     accounts,
     publicUrl: deps.publicUrl,
     methods,
-    webhooks,
-    store: deps.store,
-    blobs: deps.blobs,
-    clock,
+    webhooks: new AccountWebhooks(webhooks),
+    conversations: new AccountConversations({ store: deps.store, blobs: deps.blobs, clock }),
   });
   registerHomeRoutes(app, methods);
   // Last, so the document lists the client API first.

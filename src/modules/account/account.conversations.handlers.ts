@@ -12,7 +12,6 @@ import type { PathMethods } from '../../lib/methods.js';
 import type { MessageRow } from '../../store/store.js';
 import { attachment } from '../content/content.range.js';
 import { sendContent } from '../content/content.reply.js';
-import type { KeySummary } from '../keys/keys.usecases.js';
 import { serializeCsv } from '../messages/messages.csv.js';
 import { serializeMessages } from '../messages/messages.serializer.js';
 import { auditPage, auditPath } from './account.audit.pages.js';
@@ -26,27 +25,11 @@ import {
   conversationsPath,
   type DownloadProblem,
 } from './account.conversations.pages.js';
-import type { Language, Words } from './account.i18n.js';
+import type { PageKit } from './account.kit.js';
 import { messagePage } from './account.pages.js';
 import type { SignedIn } from './account.usecases.js';
 
 /** What the account screen's routes share: the language, the session, the form checks. */
-export interface PageKit {
-  languageOf(request: FastifyRequest): { language: Language; words: Words };
-  signedInOf(request: FastifyRequest): Promise<SignedIn | undefined>;
-  html(reply: FastifyReply, status: number, body: string): FastifyReply;
-  /** The signed-in account of a same-site form post with the session's token; else the answer is sent. */
-  requirePost(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    token: string | undefined,
-  ): Promise<SignedIn | undefined>;
-  csrfToken(signedIn: SignedIn): string;
-  /** The hub's keys (the audit page names each record's key by its label). */
-  keysOf(signedIn: SignedIn, hubId: string): Promise<KeySummary[]>;
-  /** `?lang=en|ja`: the language cookie set and a redirect to `path`; undefined without it. */
-  switchLanguage(request: FastifyRequest, reply: FastifyReply, path: string): FastifyReply | undefined;
-}
 
 type HubParams = { hubId: string };
 type ContactParams = { hubId: string; lineId: string };
