@@ -1,4 +1,5 @@
 /** What every command needs: the configuration, the store (schema brought up to date) and the services. */
+import { InvalidArgumentError } from 'commander';
 import { type Config, loadConfig } from '../config.js';
 import { createSecretBox, loadServerSecret, type SecretBox } from '../lib/secrets.js';
 import { AccountService } from '../modules/account/account.usecases.js';
@@ -38,4 +39,12 @@ export async function withRuntime<T>(
   } finally {
     await store.close();
   }
+}
+
+/** A command's option of a whole number from 1 to 1,000,000,000 (commander's argParser). */
+export function positiveInteger(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 1_000_000_000) {
+    throw new InvalidArgumentError('must be a whole number of 1 or more');
+  }
+  return Number(value);
 }
