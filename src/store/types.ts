@@ -2,6 +2,9 @@
  * The types every part of chatlog shares about what it keeps: hubs, keys, contacts, messages,
  * changes, media, webhook deliveries, audit records and logins. Types only: the store's ports
  * (store.ts) take and give them, the modules and the engines use them; nothing here runs.
+ *
+ * Kept whole: one file of types shared across features, as the house asks (issue 43), so that no
+ * feature imports another's to name what they both hold.
  */
 /** A long poll's wait for a change of its hub (store.changes.subscribe). */
 export interface Waiter {

@@ -78,3 +78,15 @@ test('a package loaded on demand is required (createRequire), never import()-ed'
   );
   assert.deepEqual(found, []);
 });
+
+// A long file says in its first lines why it is kept whole (issue 43): one longer than this is a
+// place to split unless it says so.
+test('a source file of more than 450 lines says in its first comment why it is kept whole', () => {
+  const long = sourceFiles(SRC).flatMap((file) => {
+    const text = fs.readFileSync(file, 'utf8');
+    if (text.split('\n').length <= 450) return [];
+    const opening = /^\/\*\*[\s\S]*?\*\//.exec(text)?.[0] ?? '';
+    return /Kept whole/.test(opening) ? [] : [path.relative(SRC, file)];
+  });
+  assert.deepEqual(long, []);
+});

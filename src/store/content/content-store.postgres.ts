@@ -12,6 +12,9 @@
  * and one idle open transaction did the same (bench/results/2026-11-27-issue-17-serving.md). The
  * chunks of a put that failed are deleted; those of a crash, older than STALE_PUT_MS, when the store
  * opens and every STALE_PUT_MS after.
+ *
+ * Kept whole: the put's transactions, the reader's fetches and the chunks' COPY reader share one
+ * table's layout and its invariants (a chunk named by its hash only once the blob's row is written).
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';

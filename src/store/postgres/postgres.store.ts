@@ -3,6 +3,9 @@
  * streaming answers read from a server-side cursor on a connection of their own (from the read
  * replica when one is configured), so a big answer holds bounded memory here and on the database.
  * The queries themselves are in ../sql/, shared with SQLite.
+ *
+ * Kept whole: it is the one engine object (pools, transactions and their retries, the fast ingest
+ * path's fallback, COPY answers); its parts that stand alone are files beside it (postgres.*.ts).
  */
 import pg from 'pg';
 import Cursor from 'pg-cursor';

@@ -13,6 +13,9 @@
  * leaves the feed with the message. The other changes are rows of `changes`; those about a contact
  * name it by row id, so erasing the contact hides them too. The feed is the merge of both by seq,
  * read in one statement (one snapshot: no change can slip between two reads).
+ *
+ * Kept whole: numbering (FeedClock), the feed's statements and its port share the one ordering rule
+ * above; split, each half would have to restate it.
  */
 import { createHash } from 'node:crypto';
 import type { Change, ChangesPort, FeedJsonPage, FeedPosition } from '../store.js';

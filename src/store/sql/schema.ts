@@ -3,6 +3,8 @@
  * up to date. A released migration is never edited: add a new one.
  *
  * The engines differ only in type names and table options, which each engine gives as DdlTypes.
+ *
+ * Kept whole: the migrations are one ordered list, read top to bottom as the schema's history.
  */
 import type { Sql, Transaction } from './executor.js';
 import { fillSearchIndex, type SearchEngine } from './search.js';
