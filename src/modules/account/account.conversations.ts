@@ -21,6 +21,7 @@ import { eraseContact } from '../contacts/contacts.erasure.js';
 import { personalDataZip } from '../contacts/contacts.export.js';
 import { contactMessagePages } from '../contacts/contacts.pages.js';
 import { type ServableContent, servableContent } from '../content/content.usecases.js';
+import { messageRows, messagesRange } from '../messages/messages.usecases.js';
 import { termsOf } from '../search/search.usecases.js';
 import { accountErrors } from './account.errors.js';
 import type { SignedIn } from './account.usecases.js';
@@ -183,7 +184,8 @@ export class AccountConversations {
     days: { from?: CalendarDay | undefined; to?: CalendarDay | undefined },
   ): Promise<AsyncIterable<MessageRow[]>> {
     const hub = await this.hubOf(signedIn, hubId);
-    return this.deps.store.messages.stream({ hubId, ...dayRangeInZone(days.from, days.to, hub.timeZone) });
+    // As `chatlog export` and the read API read them (messages.usecases.ts).
+    return messageRows(this.deps.store, messagesRange(hubId, days.from, days.to, hub.timeZone));
   }
 
   /** A person's data as a ZIP (CONTRACT §13), streamed; undefined when there is no such contact. */
