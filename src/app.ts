@@ -18,6 +18,7 @@ import { httpErrors } from './lib/http.errors.js';
 import { NO_STORE } from './lib/http.js';
 import { PathMethods } from './lib/methods.js';
 import type { Metrics } from './lib/metrics.js';
+import { packageVersion } from './lib/package-root.js';
 import { logIfAborted, OneLinePerRequest } from './lib/request-log.js';
 import { schemaOptions } from './lib/schema-compilers.js';
 import type { SecretBox } from './lib/secrets.js';
@@ -42,6 +43,8 @@ import { IngestService } from './modules/ingest/ingest.usecases.js';
 import { createAuthorizeDeps } from './modules/keys/keys.authorize.js';
 import { RateLimiter } from './modules/keys/keys.ratelimit.js';
 import { KeyService } from './modules/keys/keys.usecases.js';
+import { registerMcpRoutes } from './modules/mcp/mcp.routes.js';
+import { MCP_JA, mcpToolList } from './modules/mcp/mcp.server.js';
 import { AnswerCache, watchHistory } from './modules/messages/messages.cache.js';
 import { answerMalformedUrl, registerMessagesRoutes } from './modules/messages/messages.routes.js';
 import { answersEncodedHere } from './modules/messages/messages.usecases.js';
@@ -101,6 +104,8 @@ export interface AppDeps {
   changesKeepDays?: number;
   /** CHATLOG_AUDIT_KEEP_DAYS: how long the audit keeps its records. */
   auditKeepDays?: number;
+  /** CHATLOG_MCP_MAX_CHARS: the longest result of an MCP tool. */
+  mcpMaxChars?: number;
   /** CHATLOG_WEBHOOK_ALLOW_PRIVATE: outgoing webhooks may go to private and loopback addresses. */
   webhookAllowPrivate?: boolean;
   /** Where downloaded media are kept (CONTRACT §11); closed by whoever opened it. */
@@ -198,7 +203,11 @@ export function buildApp(deps: AppDeps): App {
   });
   if (deps.onRoute) app.addHook('onRoute', deps.onRoute);
   // First: the document is made of the schemas of the routes registered after it.
-  registerDocsRoutes(app, { publicUrl: deps.publicUrl, methods });
+  registerDocsRoutes(app, {
+    publicUrl: deps.publicUrl,
+    methods,
+    tools: { tools: mcpToolList(), ja: MCP_JA },
+  });
 
   // How busy clients keep the process, so background work (webhook deliveries) yields to them.
   const traffic = new TrafficMeter();
@@ -256,6 +265,22 @@ export function buildApp(deps: AppDeps): App {
     feed: threads,
   });
   registerSearchRoutes(app, { store: deps.store, authorize: messagesDeps.authorize, methods });
+  const changesKeepDays = deps.changesKeepDays ?? settingDefault('changesKeepDays');
+  registerMcpRoutes(app, {
+    tools: {
+      store: deps.store,
+      search: { store: deps.store, authorize: messagesDeps.authorize },
+      changes: { store: deps.store, authorize: messagesDeps.authorize, keepDays: changesKeepDays },
+      maxChars: deps.mcpMaxChars ?? settingDefault('mcpMaxChars'),
+      version: packageVersion(),
+      clock,
+      audit: (record) => audit.record(record),
+      onFailure: (tool, error) => app.log.error({ err: error, tool }, 'an MCP tool failed'),
+    },
+    authorize: messagesDeps.authorize,
+    methods,
+    onError: (error) => app.log.warn({ err: error }, 'MCP: a request could not be served'),
+  });
   const ingest = new IngestService({
     store: deps.store,
     secrets: deps.secrets,

@@ -262,6 +262,12 @@ export const SETTINGS = {
     doc: 'days the audit log keeps its records of authorised API requests (who read what); older ones are deleted daily',
     parse: integer(1, 36_500),
   }),
+  mcpMaxChars: withDefault({
+    env: 'CHATLOG_MCP_MAX_CHARS',
+    default: '20000',
+    doc: "the longest result of an MCP tool, in characters of JSON: a longer page is cut at a whole item and gives a cursor, a longer message is cut and marked truncated (an assistant's context is small)",
+    parse: integer(1000, 1_000_000),
+  }),
   answerCacheBytes: withDefault({
     env: 'CHATLOG_ANSWER_CACHE_MB',
     default: '64',

@@ -68,6 +68,7 @@ export function appSettings(config: Config) {
     answerCacheBytes: config.answerCacheBytes,
     changesKeepDays: config.changesKeepDays,
     auditKeepDays: config.auditKeepDays,
+    mcpMaxChars: config.mcpMaxChars,
     webhookAllowPrivate: config.webhookAllowPrivate,
     webhookTimeoutMs: config.webhookTimeoutMs,
     publicUrl: config.publicUrl,

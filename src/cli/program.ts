@@ -7,13 +7,11 @@
  * imported by that command, so that `serve` starts without loading the others.
  */
 
-import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import path from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { loadConfig, publicBaseUrl, settingOption, settingsHelp } from '../config.js';
 import { describeStartFailure, isClientError, UserError } from '../lib/errors.js';
-import { packageRoot } from '../lib/package-root.js';
+import { packageVersion } from '../lib/package-root.js';
 import { registerAccountCommands } from './account.js';
 import { registerAuditCommands } from './audit.js';
 import { registerContactCommands } from './contact.js';
@@ -26,11 +24,6 @@ import { registerWebhookCommands } from './webhook.js';
 
 /** How every error line of the command line starts (commander's own `error: ...` lines too). */
 export const ERROR_PREFIX = 'chatlog: error: ';
-
-function packageVersion(): string {
-  const text = readFileSync(path.join(packageRoot(), 'package.json'), 'utf8');
-  return (JSON.parse(text) as { version: string }).version;
-}
 
 export function buildProgram(): Command {
   const program = new Command('chatlog')

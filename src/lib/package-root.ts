@@ -22,3 +22,13 @@ export function packageRoot(): string {
     if (path.dirname(dir) === dir) throw new Error("chatlog's package.json was not found above its code");
   }
 }
+
+let version: string | undefined;
+
+/** chatlog's version, from its package.json. */
+export function packageVersion(): string {
+  version ??= (
+    JSON.parse(fs.readFileSync(path.join(packageRoot(), 'package.json'), 'utf8')) as { version: string }
+  ).version;
+  return version;
+}

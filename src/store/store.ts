@@ -97,6 +97,10 @@ export interface MessagesPort {
   versions(hubId: string): Promise<AnswerVersions>;
   /** The createdAt (epoch ms) of the hub's newest message, or undefined when it has none. */
   latestAt(hubId: string): Promise<number | undefined>;
+  /** How much the hub holds: its contacts, its messages, and the first and last message's createdAt. */
+  stats(
+    hubId: string,
+  ): Promise<{ contacts: number; messages: number; firstAt: number | null; lastAt: number | null }>;
   /** The hub's messages in answer order (contacts first-seen, messages oldest first), in batches. */
   stream(query: MessageQuery): AsyncIterable<MessageRow[]>;
   /**

@@ -17,8 +17,11 @@ import { DOCS_JA } from '../../src/modules/docs/docs.ja.js';
 import { dateTimeLike, isRfc3339DateTime, isStorableInstant, rfc3339EpochMs } from '../fixtures/rfc3339.js';
 import { rawRequest, startTestServer, TEST_SECRET, type TestServer } from '../helpers.js';
 
-/** Routes of the screen and of operations that are not part of the client API. */
-const NOT_IN_THE_DOCUMENT = /^\/(account|docs|metrics|openapi\.json|favicon\.ico|$)/;
+/**
+ * Routes of the screen and of operations that are not part of the client API; /mcp speaks JSON-RPC,
+ * which the MCP specification describes (/docs lists its tools).
+ */
+const NOT_IN_THE_DOCUMENT = /^\/(account|docs|metrics|mcp|openapi\.json|favicon\.ico|$)/;
 let server: TestServer;
 interface Operation {
   operationId: string;

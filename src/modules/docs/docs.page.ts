@@ -42,6 +42,11 @@ const WORDS = {
     detailsJoin: ', ',
     matching: (pattern: string) => `, matching ${pattern}`,
     text: (english: string) => english,
+    mcpIntro: (header: string, stdio: string) =>
+      `An assistant (Claude, ChatGPT, an IDE agent) reads one hub through MCP: Streamable HTTP here, with ${header} of a key of scope read, or stdio with ${stdio}. Every tool is read-only; each result is at most CHATLOG_MCP_MAX_CHARS characters, and a longer page gives a cursor.`,
+    mcpArguments: (tool: string) => `Arguments of ${tool}`,
+    mcpColumns: ['argument', 'required', 'type', 'meaning'],
+    mcpAnswers: (fields: string) => `Answers (structuredContent, and the same JSON as text): ${fields}.`,
   },
   ja: {
     title: 'API リファレンス',
@@ -83,6 +88,11 @@ const WORDS = {
     matching: (pattern: string) => `、パターン ${pattern}`,
     /** The document's own words in Japanese; a text not translated yet stays in English. */
     text: (english: string) => DOCS_JA[english] ?? english,
+    mcpIntro: (header: string, stdio: string) =>
+      `アシスタント(Claude、ChatGPT、IDE のエージェント)は MCP でひとつのハブを読みます: ここでは Streamable HTTP で、スコープ read のキーを ${header} に入れて。または ${stdio} で stdio を使います。ツールはすべて読み取り専用です。結果は CHATLOG_MCP_MAX_CHARS 文字までで、それより長いページには cursor が付きます。`,
+    mcpArguments: (tool: string) => `${tool} の引数`,
+    mcpColumns: ['引数', '必須', '型', '説明'],
+    mcpAnswers: (fields: string) => `応答(structuredContent と、同じ JSON のテキスト): ${fields}。`,
   },
 };
 type Words = (typeof WORDS)[Language];
@@ -239,11 +249,49 @@ function schemaSection(name: string, schema: JsonObject, w: Words): string {
   )}`;
 }
 
+/** An MCP tool as /docs lists it (mcp.server.ts mcpToolList), and its words in Japanese. */
+export interface DocumentedTools {
+  tools: Array<{ name: string; description: string; input: unknown; output: unknown }>;
+  ja: Readonly<Record<string, string>>;
+}
+
+/** The MCP tools (CONTRACT §15): each one's arguments and what it answers. */
+function toolsSection(tools: DocumentedTools, baseUrl: string, w: Words, language: Language): string {
+  const say = (english: string) => (language === 'ja' ? (tools.ja[english] ?? english) : english);
+  const parts = [
+    `<h2 id="mcp">${code(`${baseUrl}/mcp`)}</h2>`,
+    `<p>${w.mcpIntro(code('Authorization: Bearer <key>'), code('chatlog mcp'))}</p>`,
+  ];
+  for (const tool of tools.tools) {
+    const input = isObject(tool.input) ? tool.input : {};
+    const required = new Set(Array.isArray(input.required) ? input.required : []);
+    const rows = Object.entries(objectAt(input, 'properties')).map(([name, schema]) => [
+      code(name),
+      required.has(name) ? w.yes : w.no,
+      describeType(schema, w),
+      escapeHtml(say(text(isObject(schema) ? schema.description : ''))),
+    ]);
+    parts.push(
+      `<h3 id="mcp-${escapeHtml(tool.name)}">${code(tool.name)}</h3>`,
+      `<p>${escapeHtml(say(tool.description))}</p>`,
+    );
+    if (rows.length) parts.push(table(w.mcpArguments(tool.name), w.mcpColumns, rows));
+    const output = isObject(tool.output) ? tool.output : {};
+    parts.push(`<p>${w.mcpAnswers(Object.keys(objectAt(output, 'properties')).map(code).join(', '))}</p>`);
+  }
+  return parts.join('\n');
+}
+
 /**
  * The whole page, in `language`. baseUrl is where clients reach the API (CHATLOG_PUBLIC_URL), for
- * the examples.
+ * the examples; `tools`, the MCP server's.
  */
-export function docsPage(document: JsonObject, baseUrl: string, language: Language = 'en'): string {
+export function docsPage(
+  document: JsonObject,
+  baseUrl: string,
+  language: Language = 'en',
+  tools?: DocumentedTools,
+): string {
   const w: Words = WORDS[language];
   const sections: string[] = [];
   for (const [path, operations] of Object.entries(objectAt(document, 'paths'))) {
@@ -270,6 +318,7 @@ export function docsPage(document: JsonObject, baseUrl: string, language: Langua
 <p>${escapeHtml(w.text(text(objectAt(document, 'info').description)))}</p>
 <p>${w.madeFrom('<a href="/openapi.json">/openapi.json</a>', code('clients/typescript'))}</p>
 ${sections.join('\n')}
+${tools ? toolsSection(tools, baseUrl, w, language) : ''}
 <h2 id="schemas">${w.shapes}</h2>
 ${schemas.join('\n')}
 </main>

@@ -9,7 +9,7 @@ import { JSON_TYPE } from '../../lib/http.js';
 import type { PathMethods } from '../../lib/methods.js';
 import { pickLanguage } from '../account/account.i18n.js';
 import { type DocumentedRoute, type JsonObject, openApiDocument } from './docs.openapi.js';
-import { docsPage } from './docs.page.js';
+import { type DocumentedTools, docsPage } from './docs.page.js';
 
 /** Documents kept at once, one per server address (a bound on what Host headers can make us keep). */
 const MAX_DOCUMENTS = 20;
@@ -19,6 +19,8 @@ export interface DocsRouteDeps {
   /** Base URL clients reach the API at (CHATLOG_PUBLIC_URL), for the page's examples. */
   publicUrl: string | undefined;
   methods: PathMethods;
+  /** The MCP server's tools, listed on the page (CONTRACT §15). */
+  tools?: DocumentedTools | undefined;
 }
 
 export function registerDocsRoutes(app: FastifyInstance, deps: DocsRouteDeps): void {
@@ -64,6 +66,6 @@ export function registerDocsRoutes(app: FastifyInstance, deps: DocsRouteDeps): v
       .header('Cache-Control', 'no-cache')
       .header('Content-Language', language)
       .header('Vary', 'Accept-Language')
-      .send(docsPage(document, baseUrl, language));
+      .send(docsPage(document, baseUrl, language, deps.tools));
   });
 }

@@ -109,9 +109,10 @@ export interface Access<H extends Hub | undefined = Hub | undefined> {
 
 export async function authorize<E extends KeyedEndpoint>(
   deps: AuthorizeDeps,
-  request: { presented: PresentedKey; hubId: string; endpoint: E; audit?: AuditSlot | undefined },
+  /** `hubId` undefined: the key's own hub (an endpoint whose path names none, as /mcp). */
+  request: { presented: PresentedKey; hubId: string | undefined; endpoint: E; audit?: AuditSlot | undefined },
 ): Promise<Access<E['readsHub'] extends true ? Hub : undefined>> {
-  const { presented, hubId, endpoint } = request;
+  const { presented, endpoint } = request;
   const { refusals } = endpoint;
 
   // 1 and 2: the key.
@@ -130,6 +131,7 @@ export async function authorize<E extends KeyedEndpoint>(
       : error;
 
   // 3 and 4: the hub.
+  const hubId = request.hubId ?? key.hubId;
   if (!isValidHubId(hubId)) throw await refuse(hubErrors.invalidId());
   if (key.hubId !== hubId) throw await refuse(refusals.forbidden());
   let hub: Hub | undefined;

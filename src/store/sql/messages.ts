@@ -42,6 +42,28 @@ export function messagesPort(engine: Engine, own: MessageEngine): MessagesPort {
     {
       versions: (hubId) => answerVersions(engine.answerReads, hubId),
       latestAt: (hubId) => latestMessageAt(engine.answerReads, hubId),
+      stats: async (hubId) => {
+        const row = await engine.reads.get<{
+          contacts: number;
+          messages: number;
+          first_at: number | null;
+          last_at: number | null;
+        }>(
+          `SELECT (SELECT COUNT(*) FROM contacts WHERE hub_id = ?) AS contacts,
+                  (SELECT COUNT(*) FROM messages WHERE hub_id = ?) AS messages,
+                  (SELECT MIN(created_at) FROM messages WHERE hub_id = ?) AS first_at,
+                  (SELECT MAX(created_at) FROM messages WHERE hub_id = ?) AS last_at`,
+          [hubId, hubId, hubId, hubId],
+        );
+        const time = (value: number | null | undefined) =>
+          value === null || value === undefined ? null : Number(value);
+        return {
+          contacts: Number(row?.contacts ?? 0),
+          messages: Number(row?.messages ?? 0),
+          firstAt: time(row?.first_at),
+          lastAt: time(row?.last_at),
+        };
+      },
       stream: (query) => own.stream(query),
       ...(json && { json: (query: MessageQuery, count?: AnswerCount) => json(query, count) }),
       // Not a write the engine may move: it reads the caller's batches, where they are.

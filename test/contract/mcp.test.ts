@@ -1,0 +1,299 @@
+/**
+ * CONTRACT §15: chatlog as an MCP server over Streamable HTTP, driven by the official SDK's own
+ * client, on either store: the tools listed with their schemas and annotations; each tool's answer
+ * is what sections 3, 9 and 12 answer for the same hub and range; following a cursor gives each item
+ * once; a result is never longer than CHATLOG_MCP_MAX_CHARS; wrong arguments are tool errors;
+ * the key is checked before any message is read; each call is one audit record.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { AuditRecord } from '../../src/store/store.js';
+import { message, rawRequest, startTestServer, storeMessages, type TestServer } from '../helpers.js';
+
+const HUB = '1500150';
+const OTHER = '1500151';
+const DAY = Date.parse('2026-11-20T00:00:00+09:00');
+let server: TestServer;
+let read = '';
+let ingest = '';
+let otherRead = '';
+
+before(async () => {
+  server = await startTestServer({ mcpMaxChars: 4000 });
+  await server.hubs.add(HUB, { timeZone: 'Asia/Tokyo' });
+  await server.hubs.add(OTHER, { timeZone: 'UTC' });
+  read = (await server.keys.issue(HUB, 'read', 'assistant')).key;
+  ingest = (await server.keys.issue(HUB, 'ingest', '')).key;
+  otherRead = (await server.keys.issue(OTHER, 'read', '')).key;
+  await storeMessages(server.store, HUB, [
+    ...Array.from({ length: 30 }, (_, i) =>
+      message({
+        lineId: `U${i % 3}`,
+        name: ['山田', 'Sato', ''][i % 3] ?? '',
+        msg: `${i % 2 === 0 ? 'ご予約' : 'お問い合わせ'} ${i} ${'あ'.repeat(i * 10)}`,
+        createdAt: DAY + i * 3_600_000,
+      }),
+    ),
+    message({ lineId: 'Ulong', msg: '長'.repeat(10_000), createdAt: DAY + 40 * 3_600_000 }),
+  ]);
+  await storeMessages(server.store, OTHER, [
+    message({ lineId: 'Uother', msg: 'ご予約 other hub', createdAt: DAY }),
+  ]);
+});
+after(() => server?.close());
+
+async function connect(key: string): Promise<Client> {
+  const client = new Client({ name: 'chatlog-test', version: '1.0.0' });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${key}` } },
+    }),
+  );
+  return client;
+}
+
+type Structured = Record<string, unknown> & { cursor: string | null; hasMore: boolean };
+
+async function call(client: Client, name: string, args: Record<string, unknown>) {
+  const result = await client.callTool({ name, arguments: args });
+  const text = (result.content as Array<{ type: string; text: string }>)[0]?.text ?? '';
+  return { result, text, structured: result.structuredContent as Structured };
+}
+
+/** Every page of a tool, following its cursor: the items of `key`, and each page's text length. */
+async function all(client: Client, name: string, args: Record<string, unknown>, key: string) {
+  const items: unknown[] = [];
+  const lengths: number[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < 200; page++) {
+    const { structured, text, result } = await call(client, name, { ...args, ...(cursor && { cursor }) });
+    assert.ok(!result.isError, text);
+    lengths.push(text.length);
+    items.push(...(structured[key] as unknown[]));
+    if (!structured.hasMore) return { items, lengths };
+    cursor = structured.cursor ?? undefined;
+    assert.ok(cursor, 'a page with more has a cursor');
+  }
+  throw new Error('the cursor never ended');
+}
+
+test('the tools are listed, read-only, each with input and output schemas', async () => {
+  const client = await connect(read);
+  const { tools } = await client.listTools();
+  assert.deepEqual(tools.map((t) => t.name).sort(), [
+    'get_changes',
+    'get_conversation',
+    'get_hub',
+    'list_contacts',
+    'search_messages',
+  ]);
+  for (const tool of tools) {
+    assert.equal(tool.annotations?.readOnlyHint, true, tool.name);
+    assert.equal(tool.annotations?.openWorldHint, false, tool.name);
+    assert.equal(tool.inputSchema.type, 'object', tool.name);
+    assert.equal(tool.outputSchema?.type, 'object', tool.name);
+  }
+  await client.close();
+});
+
+test('get_hub and get_conversation answer what the read API answers, page after page, within the bound', async () => {
+  const client = await connect(read);
+  const hub = (await call(client, 'get_hub', {})).structured;
+  assert.deepEqual(hub, {
+    hubId: HUB,
+    timeZone: 'Asia/Tokyo',
+    contacts: 4,
+    messages: 31,
+    firstMessageAt: new Date(DAY).toISOString(),
+    lastMessageAt: new Date(DAY + 40 * 3_600_000).toISOString(),
+  });
+  const res = await server.request(`/api/line/${HUB}/messages?apikey=${read}&from=2026-11-20&to=2026-11-20`);
+  const answer = (await res.json()) as Array<{
+    lineId: string;
+    messages: Array<{ msg: string; createdAt: string; sender: string }>;
+  }>;
+  for (const contact of answer) {
+    const { items, lengths } = await all(
+      client,
+      'get_conversation',
+      { lineId: contact.lineId, from: '2026-11-20', to: '2026-11-20', limit: 7 },
+      'messages',
+    );
+    assert.deepEqual(
+      (items as Array<{ msg: string; createdAt: string; sender: string }>).map(
+        ({ msg, createdAt, sender }) => ({
+          sender,
+          msg,
+          createdAt,
+        }),
+      ),
+      contact.messages.map(({ msg, createdAt, sender }) => ({ sender, msg, createdAt })),
+      contact.lineId,
+    );
+    for (const length of lengths) assert.ok(length <= 4000, `a page of ${length} characters`);
+  }
+  // A message longer than the bound is shown cut, and says so.
+  const long = await call(client, 'get_conversation', { lineId: 'Ulong' });
+  assert.ok(long.text.length <= 4000);
+  const [cut] = long.structured.messages as Array<{ msg: string; truncated?: boolean }>;
+  assert.equal(cut?.truncated, true);
+  assert.ok(cut && cut.msg.length > 1000 && '長'.repeat(10_000).startsWith(cut.msg));
+  await client.close();
+});
+
+test('search_messages and get_changes answer what §12 and §9 answer; list_contacts finds by part of a name', async () => {
+  const client = await connect(read);
+  const { items } = await all(client, 'search_messages', { query: 'ご予約', limit: 4 }, 'results');
+  const api = await rawRequest(
+    server.url,
+    'GET',
+    `/api/line/${HUB}/search?q=${encodeURIComponent('ご予約')}&limit=100`,
+    {
+      authorization: `Bearer ${read}`,
+    },
+  );
+  const expected = JSON.parse(api.body.toString('utf8')).results as unknown[];
+  assert.equal(items.length, 15);
+  assert.deepEqual(items, expected);
+
+  const changes = await all(client, 'get_changes', { limit: 9 }, 'changes');
+  const feed = await rawRequest(server.url, 'GET', `/api/line/${HUB}/changes?limit=1000`, {
+    authorization: `Bearer ${read}`,
+  });
+  const expectedChanges = (
+    JSON.parse(feed.body.toString('utf8')).changes as Array<Record<string, unknown>>
+  ).map((change) => {
+    // A change longer than the bound comes cut: compare what both show.
+    const message = change.message as { msg: string } | undefined;
+    return message && message.msg.length > 3000 ? { ...change, seq: change.seq } : change;
+  });
+  assert.equal(changes.items.length, expectedChanges.length);
+  assert.deepEqual(
+    (changes.items as Array<{ seq: string }>).map((c) => c.seq),
+    expectedChanges.map((c) => c.seq),
+  );
+
+  const yamada = (await call(client, 'list_contacts', { query: '山田' })).structured;
+  assert.deepEqual(
+    (yamada.contacts as Array<{ lineId: string; name: string; messages: number }>).map((c) => [
+      c.lineId,
+      c.name,
+      c.messages,
+    ]),
+    [['U0', '山田', 10]],
+  );
+  const everyone = await all(client, 'list_contacts', { limit: 1 }, 'contacts');
+  assert.deepEqual(
+    (everyone.items as Array<{ lineId: string }>).map((c) => c.lineId),
+    ['Ulong', 'U2', 'U1', 'U0'],
+    'the most recent conversation first',
+  );
+  await client.close();
+});
+
+test('wrong arguments are tool errors that say what to change; another hub is out of reach', async () => {
+  const client = await connect(read);
+  const unknown = await call(client, 'get_conversation', { lineId: 'Uother' });
+  assert.equal(unknown.result.isError, true);
+  assert.match(unknown.text, /no contact with lineId Uother/);
+  const reversed = await call(client, 'get_conversation', {
+    lineId: 'U0',
+    from: '2026-11-21',
+    to: '2026-11-20',
+  });
+  assert.equal(reversed.result.isError, true);
+  assert.match(reversed.text, /from \(2026-11-21\) is after to/);
+  const foreign = await call(client, 'get_conversation', { lineId: 'U0', cursor: 'eyJ2IjoxfQ' });
+  assert.equal(foreign.result.isError, true);
+  const search = await call(client, 'search_messages', { query: 'other' });
+  assert.deepEqual(search.structured.results, [], "the other hub's message is not found");
+  await client.close();
+});
+
+test('the key is checked before any MCP message is read: none or a bad one 401 with a Bearer challenge, another scope 403', async () => {
+  const initialize = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'curl', version: '1' } },
+  });
+  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+  const none = await rawRequest(server.url, 'POST', '/mcp', headers, initialize);
+  assert.equal(none.status, 401);
+  assert.match(String(none.headers['www-authenticate']), /^Bearer/);
+  assert.equal(JSON.parse(none.body.toString('utf8')).error.code, 'missing_api_key');
+  const bad = await rawRequest(
+    server.url,
+    'POST',
+    '/mcp',
+    { ...headers, authorization: 'Bearer chl_wrong' },
+    initialize,
+  );
+  assert.equal(bad.status, 401);
+  const inQuery = await rawRequest(server.url, 'POST', `/mcp?apikey=${read}`, headers, initialize);
+  assert.equal(inQuery.status, 401, 'the query parameter is not taken');
+  const other = await rawRequest(
+    server.url,
+    'POST',
+    '/mcp',
+    { ...headers, authorization: `Bearer ${ingest}` },
+    initialize,
+  );
+  assert.equal(other.status, 403);
+  assert.equal(JSON.parse(other.body.toString('utf8')).error.code, 'insufficient_scope');
+  const ok = await rawRequest(
+    server.url,
+    'POST',
+    '/mcp',
+    { ...headers, authorization: `Bearer ${otherRead}` },
+    initialize,
+  );
+  assert.equal(ok.status, 200, ok.body.toString('utf8'));
+  for (const res of [none, bad, other, ok]) assert.ok(!res.body.toString('utf8').includes(read));
+});
+
+test('each tool call is one audit record, mcp:<tool>, with the messages it returned', async () => {
+  const client = await connect(read);
+  await call(client, 'get_conversation', { lineId: 'U1', limit: 3 });
+  await call(client, 'get_hub', {});
+  const deadline = Date.now() + 10_000;
+  let records: AuditRecord[] = [];
+  while (Date.now() < deadline) {
+    records = (await server.store.audit.list({ hubId: HUB, limit: 500 })).filter((r) =>
+      r.endpoint.startsWith('mcp:'),
+    );
+    if (records.some((r) => r.endpoint === 'mcp:get_hub')) break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const conversation = records.find((r) => r.endpoint === 'mcp:get_conversation' && r.messages === 3);
+  assert.ok(conversation, JSON.stringify(records.slice(0, 3)));
+  assert.equal(conversation.status, 200);
+  assert.ok(!JSON.stringify(records).includes(read), 'no key in a record');
+  await client.close();
+});
+
+test('/docs lists the tools with their arguments, in English and in Japanese', async () => {
+  for (const [language, words] of [
+    ['en', ['Arguments of get_conversation', "the friend's lineId (list_contacts)"]],
+    ['ja', ['get_conversation の引数', '友だちの lineId(list_contacts で分かります)']],
+  ] as const) {
+    const res = await rawRequest(server.url, 'GET', '/docs', { 'accept-language': language });
+    const html = res.body.toString('utf8');
+    for (const tool of ['get_hub', 'list_contacts', 'get_conversation', 'search_messages', 'get_changes'])
+      assert.ok(html.includes(`id="mcp-${tool}"`), tool);
+    for (const word of words) assert.ok(html.includes(word.replaceAll("'", '&#39;')), word);
+  }
+  const { MCP_JA, mcpToolList } = await import('../../src/modules/mcp/mcp.server.js');
+  const texts = mcpToolList().flatMap((tool) => [
+    tool.description,
+    ...Object.values(
+      (tool.input as { properties: Record<string, { description?: string }> }).properties,
+    ).flatMap((p) => (p.description ? [p.description] : [])),
+  ]);
+  assert.deepEqual(
+    texts.filter((t) => !(t in MCP_JA)),
+    [],
+    'every text of the tools has its Japanese (mcp.server.ts MCP_JA)',
+  );
+});
