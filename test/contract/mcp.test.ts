@@ -259,14 +259,16 @@ test('each tool call is one audit record, mcp:<tool>, with the messages it retur
   await call(client, 'get_hub', {});
   const deadline = Date.now() + 10_000;
   let records: AuditRecord[] = [];
+  const isThisCall = (r: AuditRecord) => r.endpoint === 'mcp:get_conversation' && r.messages === 3;
+  // Written within a second (the recorder batches them): wait for this test's own call.
   while (Date.now() < deadline) {
     records = (await server.store.audit.list({ hubId: HUB, limit: 500 })).filter((r) =>
       r.endpoint.startsWith('mcp:'),
     );
-    if (records.some((r) => r.endpoint === 'mcp:get_hub')) break;
+    if (records.some(isThisCall)) break;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  const conversation = records.find((r) => r.endpoint === 'mcp:get_conversation' && r.messages === 3);
+  const conversation = records.find(isThisCall);
   assert.ok(conversation, JSON.stringify(records.slice(0, 3)));
   assert.equal(conversation.status, 200);
   assert.ok(!JSON.stringify(records).includes(read), 'no key in a record');

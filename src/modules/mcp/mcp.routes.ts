@@ -8,14 +8,14 @@
  */
 import { Readable } from 'node:stream';
 import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
-import { createMcpHandler } from '@modelcontextprotocol/server';
+import type { McpHttpHandler } from '@modelcontextprotocol/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../lib/errors.js';
 import type { PathMethods } from '../../lib/methods.js';
 import type { Hub } from '../../store/store.js';
 import { type AuthorizeDeps, authorize, keyInBearer, type PartTwoEndpoint } from '../keys/keys.authorize.js';
 import { partTwoKeyErrors } from '../keys/keys.errors.js';
-import { createMcpServer, type McpServerDeps } from './mcp.server.js';
+import { createMcpServer, type McpServerDeps, mcpSdk } from './mcp.server.js';
 
 export const MCP_PATH = '/mcp';
 /** The largest MCP message read (a tool call's arguments are small). */
@@ -55,15 +55,20 @@ declare module 'fastify' {
 }
 
 export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): void {
-  const handler = createMcpHandler(
-    (context) => {
-      const caller = context.authInfo?.extra?.caller as (Caller & { client: string }) | undefined;
-      if (!caller) throw new Error('an MCP request reached the handler without its key');
-      return createMcpServer(deps.tools, caller, caller.client);
-    },
-    { legacy: 'stateless', responseMode: 'json', maxRequestBodySize: BODY_LIMIT, onerror: deps.onError },
-  );
-  app.addHook('onClose', () => handler.close());
+  // Made at the first MCP request (mcpSdk).
+  let made: McpHttpHandler | undefined;
+  const handler = () => {
+    made ??= mcpSdk().createMcpHandler(
+      (context) => {
+        const caller = context.authInfo?.extra?.caller as (Caller & { client: string }) | undefined;
+        if (!caller) throw new Error('an MCP request reached the handler without its key');
+        return createMcpServer(deps.tools, caller, caller.client);
+      },
+      { legacy: 'stateless', responseMode: 'json', maxRequestBodySize: BODY_LIMIT, onerror: deps.onError },
+    );
+    return made;
+  };
+  app.addHook('onClose', async () => made?.close());
   void app.register(async (scope) => {
     // The body goes to the SDK as it came: it reads and checks it itself.
     scope.removeAllContentTypeParsers();
@@ -107,7 +112,7 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
       signal: abort.signal,
       ...(body !== undefined && request.method === 'POST' && { body }),
     });
-    const response = await handler.fetch(web, {
+    const response = await handler().fetch(web, {
       authInfo: {
         token: 'checked',
         clientId: caller.keyId,

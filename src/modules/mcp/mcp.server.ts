@@ -5,7 +5,8 @@
  * argument is a result with `isError: true` and the sentence; anything else that fails is the
  * SDK's internal error, with no stack trace, SQL or key, and a log line here.
  */
-import { fromJsonSchema, McpServer } from '@modelcontextprotocol/server';
+import { createRequire } from 'node:module';
+import type { McpServer } from '@modelcontextprotocol/server';
 import type { AuditRecord } from '../../store/store.js';
 import {
   getChanges,
@@ -20,6 +21,19 @@ import {
 } from './mcp.tools.js';
 
 export const MCP_SERVER_NAME = 'chatlog';
+
+type Sdk = typeof import('@modelcontextprotocol/server');
+let sdk: Sdk | undefined;
+
+/**
+ * The official SDK, loaded at the first MCP request rather than at start: it takes about 80 ms to
+ * load, which every start would add to its first answer. Required (it ships CommonJS too), so that it
+ * loads the same bundled and unbundled (scripts/bundle.ts).
+ */
+export function mcpSdk(): Sdk {
+  sdk ??= createRequire(import.meta.url)('@modelcontextprotocol/server') as Sdk;
+  return sdk;
+}
 
 export interface McpServerDeps extends McpToolDeps {
   version: string;
@@ -258,6 +272,7 @@ export function mcpToolList(): Array<{ name: string; description: string; input:
 
 /** The server one caller talks to: the five tools over its hub. */
 export function createMcpServer(deps: McpServerDeps, caller: McpCaller, client: string): McpServer {
+  const { fromJsonSchema, McpServer } = mcpSdk();
   const server = new McpServer({ name: MCP_SERVER_NAME, version: deps.version });
   for (const tool of TOOLS) {
     server.registerTool(
