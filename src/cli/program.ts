@@ -18,6 +18,7 @@ import { registerContactCommands } from './contact.js';
 import { registerContentCommands } from './content.js';
 import { registerHubCommands } from './hub.js';
 import { registerKeyCommands } from './key.js';
+import { registerMcpCommand } from './mcp.js';
 import { registerMessageCommands } from './messages.js';
 import { type GlobalOptions, positiveInteger, withRuntime } from './runtime.js';
 import { registerWebhookCommands } from './webhook.js';
@@ -79,6 +80,7 @@ export function buildProgram(): Command {
   registerAuditCommands(program, globals);
   registerContentCommands(program, globals);
   registerContactCommands(program, globals);
+  registerMcpCommand(program, globals);
 
   registerMessageCommands(program, globals);
 
