@@ -46,6 +46,7 @@ interface Caller {
   hub: Hub;
   keyId: string;
   authorization: string;
+  admitted: boolean;
 }
 
 declare module 'fastify' {
@@ -84,7 +85,12 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
         endpoint: MCP,
       });
       reply.headers(await access.admit());
-      request.mcpCaller = { hub: access.hub, keyId: access.key.id, authorization: authorization ?? '' };
+      request.mcpCaller = {
+        hub: access.hub,
+        keyId: access.key.id,
+        authorization: authorization ?? '',
+        admitted: true,
+      };
     });
     scope.route({
       method: ['GET', 'POST', 'DELETE'],

@@ -30,6 +30,24 @@ export interface McpCaller {
   keyId: string;
   /** `Bearer <key>`: what the §9 and §12 checks read. */
   authorization: string;
+  /** The request already took its turn of the key's rate limit (/mcp): the checks only look at it. */
+  admitted?: boolean;
+}
+
+/** The §9 and §12 checks' key deps for this caller: a request /mcp admitted is not counted twice. */
+function keyDepsOf<D extends { authorize: SearchDeps['authorize'] }>(deps: D, caller: McpCaller): D {
+  if (!caller.admitted) return deps;
+  const { authorize } = deps;
+  return {
+    ...deps,
+    authorize: {
+      ...authorize,
+      consumeRateLimit: async (keyId, limit) => ({
+        allowed: true,
+        headers: await authorize.peekRateLimit(keyId, limit),
+      }),
+    },
+  };
 }
 
 export interface McpToolDeps {
@@ -347,7 +365,7 @@ export async function searchMessages(
   }
   if (args.limit !== undefined) params.set('limit', String(args.limit));
   const checked = await asToolError(() =>
-    checkSearchRequest(deps.search, {
+    checkSearchRequest(keyDepsOf(deps.search, caller), {
       hubId: caller.hub.id,
       query: params.toString(),
       authorization: caller.authorization,
@@ -399,7 +417,7 @@ export async function getChanges(
   if (args.cursor !== undefined) params.set('cursor', args.cursor);
   params.set('limit', String(args.limit ?? 100));
   const checked = await asToolError(() =>
-    checkChangesRequest(deps.changes, {
+    checkChangesRequest(keyDepsOf(deps.changes, caller), {
       hubId: caller.hub.id,
       query: params.toString(),
       authorization: caller.authorization,
