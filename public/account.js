@@ -39,6 +39,13 @@ for (const button of document.querySelectorAll('button[data-action="copy"]')) {
   copyOnClick(button, () => fetchKey(button.dataset.keyId));
 }
 
+// The Claude Code command with a read key in it (the key fetched as for copying it, never in the page).
+for (const button of document.querySelectorAll('button[data-action="copy-mcp"]')) {
+  copyOnClick(button, async () =>
+    button.dataset.command.replace(button.dataset.slot, await fetchKey(button.dataset.keyId)),
+  );
+}
+
 // A secret shown once (a new webhook endpoint's), copied from the page: the one answer that holds it.
 // Its button shows only where this script runs.
 for (const button of document.querySelectorAll('button[data-action="copy-secret"]')) {

@@ -259,6 +259,41 @@ describe('the account screen in Chromium', () => {
     assert.equal(await apiStatus(key), 200);
     assert.ok(!(await page.content()).includes(key), 'the copied key is not in the page');
 
+    // The Claude Code command, with the key in it: ready to paste, and it reaches /mcp.
+    const mcpUrl = `${server.url}/mcp`;
+    assert.ok((await hub.locator('dl.api').textContent())?.includes(mcpUrl), 'the MCP URL is shown');
+    await row.getByRole('button', { name: 'Copy the Claude Code command with this key' }).click();
+    // The key was copied a moment ago: wait for the clipboard to hold the command instead.
+    let command = await clipboard(page);
+    for (let i = 0; i < 100 && command === key; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      command = await clipboard(page);
+    }
+    assert.equal(
+      command,
+      `claude mcp add --transport http chatlog ${mcpUrl} --header "Authorization: Bearer ${key}"`,
+    );
+    const initialize = await fetch(mcpUrl, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${key}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: {
+          protocolVersion: '2025-06-18',
+          capabilities: {},
+          clientInfo: { name: 'pasted', version: '1' },
+        },
+      }),
+    });
+    assert.equal(initialize.status, 200, await initialize.clone().text());
+    assert.ok(!(await page.content()).includes(key), 'nor after copying the command');
+
     await row.getByRole('button', { name: 'Show key' }).click();
     await row.getByRole('button', { name: 'Hide key' }).waitFor();
     assert.equal(await keyCell.textContent(), key);

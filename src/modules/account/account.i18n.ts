@@ -22,6 +22,10 @@ const en = {
   hub: (hubId: string) => `Hub ${hubId}`,
   noHubs: 'This account has no hubs yet. Ask your administrator to run `chatlog account add` with --hub.',
   apiUrl: 'API URL',
+  mcp: 'MCP, for assistants',
+  mcpUse:
+    'Claude and other assistants read this hub here with a key of scope read. The speech-bubble icon beside a read key copies this line with the key in it:',
+  copyMcp: 'Copy the Claude Code command with this key',
   timeZone: 'Time zone',
   timeZoneUse: 'the days of from and to, and every time on this page',
   curlExample: (hasMessages: boolean): string =>
@@ -152,6 +156,10 @@ const ja: Words = {
   noHubs:
     'このアカウントにはまだハブがありません。管理者に `chatlog account add --hub` の実行を依頼してください。',
   apiUrl: 'API の URL',
+  mcp: 'MCP(アシスタント用)',
+  mcpUse:
+    'Claude などのアシスタントは、スコープ read のキーでここからこのハブを読みます。read のキーの横の吹き出しアイコンで、キーを入れたこの行をコピーできます:',
+  copyMcp: 'このキーを入れた Claude Code のコマンドをコピー',
   timeZone: 'タイムゾーン',
   timeZoneUse: 'from と to の日付、およびこのページの日時',
   curlExample: (hasMessages: boolean): string =>

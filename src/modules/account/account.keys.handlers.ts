@@ -26,7 +26,7 @@ export function registerKeyPages(
   accounts: AccountService,
   webhooks: AccountWebhooks,
 ): void {
-  const { languageOf, signedInOf, html, requirePost, cookie, apiUrl } = kit;
+  const { languageOf, signedInOf, html, requirePost, cookie, apiUrl, mcpUrl } = kit;
 
   const showSignIn = (
     request: FastifyRequest,
@@ -57,6 +57,7 @@ export function registerKeyPages(
       hubs.push({
         hubId,
         apiUrl: apiUrl(request, hubId),
+        mcpUrl: mcpUrl(request),
         keys: await accounts.keysOf(signedIn, hubId),
         ...(await accounts.hubOverview(signedIn, hubId)),
         webhookCount: await webhooks.countOf(signedIn, hubId),

@@ -38,6 +38,8 @@ export interface PageKit {
   cookie(request: FastifyRequest, name: string, value: string, maxAge: number | undefined): string;
   /** The read API's URL of a hub, as clients reach it. */
   apiUrl(request: FastifyRequest, hubId: string): string;
+  /** The MCP server's URL (CONTRACT §15), as assistants reach it. */
+  mcpUrl(request: FastifyRequest): string;
 }
 
 function isSecure(request: FastifyRequest, publicUrl: string | undefined): boolean {
@@ -114,10 +116,13 @@ export function accountScope(
     accounts.session(parseCookies(request.headers.cookie).get(SESSION_COOKIE));
   const html = (reply: FastifyReply, status: number, body: string) =>
     reply.code(status).type('text/html; charset=utf-8').send(body);
-  const apiUrl = (request: FastifyRequest, hubId: string) => {
-    const base = publicUrl ?? `${isSecure(request, publicUrl) ? 'https' : 'http'}://${request.headers.host}`;
-    return `${base}/api/line/${hubId}/messages`;
-  };
+  const baseUrl = (request: FastifyRequest) =>
+    (publicUrl ?? `${isSecure(request, publicUrl) ? 'https' : 'http'}://${request.headers.host}`).replace(
+      /\/+$/,
+      '',
+    );
+  const apiUrl = (request: FastifyRequest, hubId: string) => `${baseUrl(request)}/api/line/${hubId}/messages`;
+  const mcpUrl = (request: FastifyRequest) => `${baseUrl(request)}/mcp`;
 
   /** The signed-in account of a form post with a valid token; otherwise the answer is sent. */
   const requirePost = async (request: FastifyRequest, reply: FastifyReply, token: string | undefined) => {
@@ -145,6 +150,7 @@ export function accountScope(
     requirePost,
     cookie,
     apiUrl,
+    mcpUrl,
     csrfToken: (signedIn) => accounts.csrfToken(signedIn.sessionId),
     keysOf: (signedIn, hubId) => accounts.keysOf(signedIn, hubId),
     switchLanguage: (request, reply, path) => {

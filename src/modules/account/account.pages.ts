@@ -11,7 +11,16 @@ import type { Language, Words } from './account.i18n.js';
 import { formatLocalMinute } from './account.time.js';
 import type { HubOverview } from './account.usecases.js';
 
+/** Where the copy-for-Claude-Code button's command takes the key (account.js puts it there). */
+const MCP_KEY_SLOT = '{{key}}';
+
+/** The line that adds chatlog to Claude Code (README, "Use it from an assistant"). */
+export const claudeCommand = (mcpUrl: string, key: string) =>
+  `claude mcp add --transport http chatlog ${mcpUrl} --header "Authorization: Bearer ${key}"`;
+
 const ICONS = {
+  assistant:
+    '<svg aria-hidden="true" focusable="false" viewBox="0 0 24 24" width="20" height="20"><path d="M4 5h16v10H9l-5 4z"/><path d="M8 9h8M8 12h5"/></svg>',
   copy: '<svg aria-hidden="true" focusable="false" viewBox="0 0 24 24" width="20" height="20"><rect x="8" y="8" width="12" height="12" rx="2"/><path d="M16 8V6a2 2 0 0 0-2-2H6a2 2 0 0 0-2 2v8a2 2 0 0 0 2 2h2"/></svg>',
   eye: '<svg aria-hidden="true" focusable="false" viewBox="0 0 24 24" width="20" height="20"><path d="M2 12s3.5-7 10-7 10 7 10 7-3.5 7-10 7S2 12 2 12z"/><circle cx="12" cy="12" r="3"/></svg>',
 };
@@ -100,6 +109,8 @@ export const webhooksPath = (hubId: string) => `/account/hubs/${encodeURICompone
 export interface HubView extends HubOverview {
   hubId: string;
   apiUrl: string;
+  /** The MCP server's URL, for assistants. */
+  mcpUrl: string;
   keys: KeySummary[];
   /** How many outgoing webhook endpoints the hub has (said beside the link to them). */
   webhookCount: number;
@@ -141,6 +152,7 @@ function keyRow(
   timeZone: string,
   csrfToken: string,
   isNew: boolean,
+  mcpUrl: string,
 ): string {
   const label = key.label || words.noLabel;
   const masked = maskedKey(key.keyStart);
@@ -149,7 +161,11 @@ function keyRow(
       ? `<span class="key" data-masked="${escapeHtml(masked)}">${escapeHtml(masked)}</span>
 <span class="icons">
 <button type="button" class="icon" data-action="show" data-key-id="${escapeHtml(key.id)}" aria-label="${escapeHtml(words.showKey)}" aria-pressed="false" data-show-label="${escapeHtml(words.showKey)}" data-hide-label="${escapeHtml(words.hideKey)}">${ICONS.eye}</button>
-<button type="button" class="icon" data-action="copy" data-key-id="${escapeHtml(key.id)}" aria-label="${escapeHtml(words.copyKey)}" data-copied="${escapeHtml(words.copied)}" data-failed="${escapeHtml(words.copyFailed)}">${ICONS.copy}</button>
+<button type="button" class="icon" data-action="copy" data-key-id="${escapeHtml(key.id)}" aria-label="${escapeHtml(words.copyKey)}" data-copied="${escapeHtml(words.copied)}" data-failed="${escapeHtml(words.copyFailed)}">${ICONS.copy}</button>${
+          key.scope === 'read'
+            ? `\n<button type="button" class="icon" data-action="copy-mcp" data-key-id="${escapeHtml(key.id)}" data-command="${escapeHtml(claudeCommand(mcpUrl, MCP_KEY_SLOT))}" data-slot="${MCP_KEY_SLOT}" aria-label="${escapeHtml(words.copyMcp)}" data-copied="${escapeHtml(words.copied)}" data-failed="${escapeHtml(words.copyFailed)}">${ICONS.assistant}</button>`
+            : ''
+        }
 <span class="copied" role="status" aria-live="polite"></span>
 </span>`
       : `<span class="key revoked">${escapeHtml(masked)}</span>`;
@@ -191,7 +207,7 @@ function hubSection(words: Words, hub: HubView, csrfToken: string, newKeyId: str
     actions: escapeHtml(words.colActions),
   };
   const rows = hub.keys
-    .map((key) => keyRow(words, key, columns, hub.timeZone, csrfToken, key.id === newKeyId))
+    .map((key) => keyRow(words, key, columns, hub.timeZone, csrfToken, key.id === newKeyId, hub.mcpUrl))
     .join('\n');
   const header = (Object.keys(columns) as Array<keyof Columns>)
     .map((column) => `<th role="columnheader" scope="col" class="col-${column}">${columns[column]}</th>`)
@@ -207,6 +223,9 @@ function hubSection(words: Words, hub: HubView, csrfToken: string, newKeyId: str
 <dd><code class="zone">${escapeHtml(hub.timeZone)}</code>: ${escapeHtml(words.timeZoneUse)}</dd>
 <dt>${escapeHtml(words.curlExample(hub.latestMessageAt !== undefined))}</dt>
 <dd><pre><code class="example">${escapeHtml(example)}</code></pre></dd>
+<dt>${escapeHtml(words.mcp)}</dt>
+<dd><code>${escapeHtml(hub.mcpUrl)}</code>: ${escapeHtml(words.mcpUse)}
+<pre><code class="command">${escapeHtml(claudeCommand(hub.mcpUrl, maskedKey('chl_')))}</code></pre></dd>
 </dl>
 <p><a href="/docs">${escapeHtml(words.apiDocs)}</a></p>
 <p><a href="${conversationsPath(hub.hubId)}">${escapeHtml(words.conversations)}</a></p>
