@@ -279,6 +279,7 @@ export function buildApp(deps: AppDeps): App {
     },
     authorize: messagesDeps.authorize,
     methods,
+    publicUrl: deps.publicUrl,
     onError: (error) => app.log.warn({ err: error }, 'MCP: a request could not be served'),
   });
   const ingest = new IngestService({

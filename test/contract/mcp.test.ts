@@ -299,3 +299,28 @@ test('/docs lists the tools with their arguments, in English and in Japanese', a
     'every text of the tools has its Japanese (mcp.server.ts MCP_JA)',
   );
 });
+
+test('a web page of another site is refused before the key is looked at (DNS rebinding); this machine and CHATLOG_PUBLIC_URL are not', async () => {
+  const headers = {
+    authorization: `Bearer ${read}`,
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+  };
+  const ping = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'page', version: '1' } },
+  });
+  const evil = await rawRequest(
+    server.url,
+    'POST',
+    '/mcp',
+    { ...headers, host: 'evil.example.com', origin: 'http://evil.example.com' },
+    ping,
+  );
+  assert.equal(evil.status, 403);
+  assert.equal(JSON.parse(evil.body.toString('utf8')).error.code, 'forbidden');
+  const local = await rawRequest(server.url, 'POST', '/mcp', { ...headers, origin: server.url }, ping);
+  assert.equal(local.status, 200);
+});

@@ -36,6 +36,8 @@ const MCP: PartTwoEndpoint<true> = {
 
 export interface McpRouteDeps {
   tools: McpServerDeps;
+  /** CHATLOG_PUBLIC_URL: a web page of this origin may call /mcp (as may one of this machine's). */
+  publicUrl: string | undefined;
   authorize: AuthorizeDeps;
   methods: PathMethods;
   /** Reports what the SDK could not answer (a log line). */
@@ -55,6 +57,28 @@ declare module 'fastify' {
   }
 }
 
+const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/**
+ * Whether a browser's `Origin` may call /mcp: CHATLOG_PUBLIC_URL's origin, or a page of this
+ * machine (loopback). Not the Host asked at: under DNS rebinding the attacker's name is the Host too.
+ */
+export function allowedOrigin(origin: string, publicUrl: string | undefined): boolean {
+  let asked: URL;
+  try {
+    asked = new URL(origin);
+  } catch {
+    return false;
+  }
+  if (LOOPBACK.has(asked.hostname)) return true;
+  if (publicUrl === undefined) return false;
+  try {
+    return new URL(publicUrl).origin === asked.origin;
+  } catch {
+    return false;
+  }
+}
+
 export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): void {
   // Made at the first MCP request (mcpSdk).
   let made: McpHttpHandler | undefined;
@@ -65,7 +89,7 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
         if (!caller) throw new Error('an MCP request reached the handler without its key');
         return createMcpServer(deps.tools, caller, caller.client);
       },
-      { legacy: 'stateless', responseMode: 'json', maxRequestBodySize: BODY_LIMIT, onerror: deps.onError },
+      { legacy: 'stateless', maxRequestBodySize: BODY_LIMIT, onerror: deps.onError },
     );
     return made;
   };
@@ -78,6 +102,15 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
     );
     scope.addHook('onRequest', async (request, reply) => {
       reply.header('Vary', 'Authorization');
+      // DNS rebinding (the MCP specification's transport security): a web page of another site,
+      // reaching this server under a name of its own, is refused before anything else.
+      const origin = request.headers.origin;
+      if (origin !== undefined && !allowedOrigin(origin, deps.publicUrl)) {
+        throw new AppError(
+          'forbidden',
+          'a request from a web page of another site is refused (its Origin header); MCP clients send none',
+        );
+      }
       const authorization = request.headers.authorization;
       const access = await authorize(deps.authorize, {
         presented: keyInBearer(authorization),
