@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import fc from 'fast-check';
 import type { AuditRecord } from '../../src/store/store.js';
 import { message, rawRequest, startTestServer, storeMessages, type TestServer } from '../helpers.js';
 
@@ -323,4 +324,70 @@ test('a web page of another site is refused before the key is looked at (DNS reb
   assert.equal(JSON.parse(evil.body.toString('utf8')).error.code, 'forbidden');
   const local = await rawRequest(server.url, 'POST', '/mcp', { ...headers, origin: server.url }, ping);
   assert.equal(local.status, 200);
+});
+
+test('a key of one hub reaches nothing of another through any argument; no answer holds a stack, SQL or a key (fuzz)', async () => {
+  const SECRET = 'SECRET-OF-THE-OTHER-HUB';
+  await storeMessages(server.store, OTHER, [
+    message({ lineId: 'Uvictim', name: 'Victim', msg: `${SECRET} 予約`, createdAt: DAY + 5_000 }),
+  ]);
+  // Cursors the other hub's key was given: valid, but not this hub's.
+  const other = await connect(otherRead);
+  const foreignCursors: string[] = [];
+  for (const [name, args] of [
+    ['get_conversation', { lineId: 'Uvictim', limit: 1 }],
+    ['list_contacts', { limit: 1 }],
+    ['search_messages', { query: '予約', limit: 1 }],
+    ['get_changes', { limit: 1 }],
+  ] as const) {
+    const structured = (await call(other, name, args)).structured;
+    if (structured.cursor) foreignCursors.push(structured.cursor);
+  }
+  await other.close();
+  const client = await connect(read);
+  const text = fc.oneof(
+    fc.constantFrom('Uvictim', OTHER, SECRET, '予約', 'Victim', "' OR 1=1 --", '%', '_', '\u0000', '../', ''),
+    fc.string({ maxLength: 30 }),
+  );
+  const args = fc.record(
+    {
+      lineId: text,
+      query: text,
+      from: fc.oneof(text, fc.constantFrom('2026-11-20', '2026-02-30', '0000-01-01')),
+      to: fc.oneof(text, fc.constantFrom('2026-11-21', '9999-12-31')),
+      cursor: fc.oneof(text, fc.constantFrom(...foreignCursors), fc.base64String({ maxLength: 60 })),
+      limit: fc.oneof(fc.integer({ min: -5, max: 600 }), fc.constant(1)),
+    },
+    { requiredKeys: [] },
+  );
+  await fc.assert(
+    fc.asyncProperty(
+      fc.constantFrom('get_hub', 'list_contacts', 'get_conversation', 'search_messages', 'get_changes'),
+      args,
+      async (name, given) => {
+        let answer: string;
+        try {
+          const result = await client.callTool({ name, arguments: given });
+          answer = JSON.stringify(result);
+        } catch (error) {
+          // A schema the arguments break: the SDK's JSON-RPC error.
+          answer = String((error as Error).message);
+        }
+        assert.ok(
+          !answer.includes(SECRET),
+          `${name} ${JSON.stringify(given)} reached the other hub: ${answer.slice(0, 300)}`,
+        );
+        assert.ok(!answer.includes('Victim'), `${name}: the other hub's contact`);
+        assert.ok(
+          !/\n\s+at |SELECT |sqlite|postgres/i.test(answer),
+          `${name}: internals in ${answer.slice(0, 300)}`,
+        );
+        assert.ok(!answer.includes(read) && !answer.includes(otherRead), 'no key');
+      },
+    ),
+    { numRuns: 200 },
+  );
+  await client.close();
+  const logged = server.logs.lines.join('\n');
+  for (const key of [read, otherRead]) assert.ok(!logged.includes(key), 'no key in a log line');
 });
