@@ -36,7 +36,7 @@ before(async () => {
         createdAt: DAY + i * 3_600_000,
       }),
     ),
-    message({ lineId: 'Ulong', msg: '長'.repeat(10_000), createdAt: DAY + 40 * 3_600_000 }),
+    message({ lineId: 'Ulong', msg: '長'.repeat(100_000), createdAt: DAY + 40 * 3_600_000 }),
   ]);
   await storeMessages(server.store, OTHER, [
     message({ lineId: 'Uother', msg: 'ご予約 other hub', createdAt: DAY }),
@@ -63,11 +63,11 @@ async function call(client: Client, name: string, args: Record<string, unknown>)
 }
 
 /** Every page of a tool, following its cursor: the items of `key`, and each page's text length. */
-async function all(client: Client, name: string, args: Record<string, unknown>, key: string) {
+async function all(client: Client, name: string, args: Record<string, unknown>, key: string, maxPages = 200) {
   const items: unknown[] = [];
   const lengths: number[] = [];
   let cursor: string | undefined;
-  for (let page = 0; page < 200; page++) {
+  for (let page = 0; page < maxPages; page++) {
     const { structured, text, result } = await call(client, name, { ...args, ...(cursor && { cursor }) });
     assert.ok(!result.isError, text);
     lengths.push(text.length);
@@ -139,7 +139,7 @@ test('get_hub and get_conversation answer what the read API answers, page after 
   assert.ok(long.text.length <= 4000);
   const [cut] = long.structured.messages as Array<{ msg: string; truncated?: boolean }>;
   assert.equal(cut?.truncated, true);
-  assert.ok(cut && cut.msg.length > 1000 && '長'.repeat(10_000).startsWith(cut.msg));
+  assert.ok(cut && cut.msg.length > 1000 && '長'.repeat(100_000).startsWith(cut.msg));
   await client.close();
 });
 
@@ -390,4 +390,87 @@ test('a key of one hub reaches nothing of another through any argument; no answe
   await client.close();
   const logged = server.logs.lines.join('\n');
   for (const key of [read, otherRead]) assert.ok(!logged.includes(key), 'no key in a log line');
+});
+
+test('a contact of 50,000 messages: every result bounded, the conversation followed to its end', async () => {
+  const BIG = '1500152';
+  await server.hubs.add(BIG, { timeZone: 'UTC' });
+  const key = (await server.keys.issue(BIG, 'read', '')).key;
+  await storeMessages(
+    server.store,
+    BIG,
+    Array.from({ length: 50_000 }, (_, i) =>
+      message({ lineId: 'Umany', name: '多', msg: `注文 ${i}`, createdAt: DAY + i * 1000 }),
+    ),
+  );
+  const client = await connect(key);
+  const first = await call(client, 'get_conversation', { lineId: 'Umany', limit: 500 });
+  assert.ok(first.text.length <= 4000);
+  assert.equal(first.structured.hasMore, true);
+  const contacts = await call(client, 'list_contacts', {});
+  assert.deepEqual(contacts.structured.contacts, [
+    {
+      lineId: 'Umany',
+      vid: '',
+      name: '多',
+      messages: 50_000,
+      lastMessageAt: new Date(DAY + 49_999_000).toISOString(),
+    },
+  ]);
+  for (const [name, args] of [
+    ['get_changes', { limit: 500 }],
+    ['search_messages', { query: '注文', limit: 100 }],
+    ['get_hub', {}],
+  ] as const) {
+    const { text } = await call(client, name, args);
+    assert.ok(text.length <= 4000, `${name}: ${text.length}`);
+  }
+  // A day of it, followed to its end: each message once, in order.
+  const { items } = await all(
+    client,
+    'get_conversation',
+    { lineId: 'Umany', from: '2026-11-20', to: '2026-11-20', limit: 500 },
+    'messages',
+    1000,
+  );
+  // The hub reads days in UTC: the messages from 2026-11-20T00:00Z on.
+  const firstOfDay = Math.ceil((Date.parse('2026-11-20T00:00:00Z') - DAY) / 1000);
+  const msgs = (items as Array<{ msg: string }>).map((m) => Number(m.msg.split(' ')[1]));
+  assert.deepEqual(
+    msgs,
+    Array.from({ length: 50_000 - firstOfDay }, (_, i) => firstOfDay + i),
+  );
+  await client.close();
+});
+
+test("an assistant's session: what did 山田さん ask about, and who is still waiting for an answer", async () => {
+  const client = await connect(read);
+  // "What did 山田さん ask about last week?"
+  const found = await call(client, 'list_contacts', { query: '山田' });
+  const [yamada] = found.structured.contacts as Array<{ lineId: string }>;
+  assert.ok(yamada);
+  const asked = await call(client, 'get_conversation', {
+    lineId: yamada.lineId,
+    from: '2026-11-20',
+    to: '2026-11-26',
+  });
+  assert.ok(asked.text.length <= 4000);
+  assert.ok((asked.structured.messages as unknown[]).length > 0);
+  // "Which friends are still waiting for an answer?": each friend's last message is not the business's.
+  const { items } = await all(client, 'list_contacts', { limit: 100 }, 'contacts');
+  const waiting: string[] = [];
+  for (const contact of items as Array<{ lineId: string; lastMessageAt: string | null }>) {
+    if (!contact.lastMessageAt) continue;
+    const day = contact.lastMessageAt.slice(0, 10);
+    const last = await call(client, 'get_conversation', {
+      lineId: contact.lineId,
+      from: day,
+      to: day,
+      limit: 500,
+    });
+    const messages = last.structured.messages as Array<{ sender: string }>;
+    if (messages.at(-1)?.sender !== 'You') waiting.push(contact.lineId);
+  }
+  assert.ok(waiting.length > 0);
+  await client.close();
 });
