@@ -205,3 +205,70 @@ test('another hub has no such contact', async () => {
   const theirs = await t.store.conversations.messages({ hubId: OTHER, lineId: 'Ua', limit: 10 });
   assert.deepEqual(texts(theirs?.messages ?? []), ['other hub']);
 });
+
+test('contact pages, by their newest message, for random hubs: ties, busy contacts, silent ones, any page size (against a plain oracle)', async () => {
+  const fc = (await import('fast-check')).default;
+  let hubNumber = 7_100;
+  await fc.assert(
+    fc.asyncProperty(
+      fc.array(fc.record({ contact: fc.integer({ min: 0, max: 40 }), at: fc.integer({ min: 0, max: 60 }) }), {
+        minLength: 0,
+        maxLength: 1500,
+        // Up to 1,500 for real (fast-check keeps arrays short by default): more than a round's read.
+        size: 'max',
+      }),
+      fc.integer({ min: 0, max: 4 }),
+      fc.integer({ min: 1, max: 25 }),
+      async (sent, silentCount, limit) => {
+        const hubId = String(hubNumber++);
+        await t.hubs.add(hubId, {});
+        // A busy contact: hundreds of messages, so a page reads more than one round of them.
+        await storeMessages(
+          t.store,
+          hubId,
+          sent.map((m, i) =>
+            message({ lineId: `U${m.contact}`, createdAt: 10_000 + m.at * 7, msg: `m${i}` }),
+          ),
+        );
+        for (let i = 0; i < silentCount; i++)
+          await t.store.contacts.upsert(hubId, `Usilent${i}`, {}, Date.now());
+        const pages: ContactSummary[] = [];
+        let afterKey: { lastAt: number; contactId: number } | undefined;
+        for (let n = 0; n < 200; n++) {
+          const page = await t.store.conversations.contacts({ hubId, limit, after: afterKey });
+          pages.push(...page.contacts);
+          const last = page.contacts.at(-1);
+          if (!page.hasMore || !last) break;
+          afterKey = { lastAt: last.lastMessageAt ?? Number.MIN_SAFE_INTEGER, contactId: last.contactId };
+        }
+        // The oracle: every contact once, by its newest message's time, then the newest contact first.
+        const newest = new Map<string, number>();
+        const counts = new Map<string, number>();
+        for (const m of sent) {
+          const lineId = `U${m.contact}`;
+          newest.set(lineId, Math.max(newest.get(lineId) ?? Number.MIN_SAFE_INTEGER, 10_000 + m.at * 7));
+          counts.set(lineId, (counts.get(lineId) ?? 0) + 1);
+        }
+        const idOf = new Map(pages.map((c) => [c.lineId, c.contactId]));
+        const expected = [
+          ...new Set([...newest.keys(), ...Array.from({ length: silentCount }, (_, i) => `Usilent${i}`)]),
+        ]
+          .map((lineId) => ({
+            lineId,
+            at: newest.get(lineId) ?? Number.MIN_SAFE_INTEGER,
+            id: idOf.get(lineId) ?? -1,
+          }))
+          .sort((a, b) => b.at - a.at || b.id - a.id);
+        assert.deepEqual(
+          pages.map((c) => c.lineId),
+          expected.map((e) => e.lineId),
+        );
+        for (const contact of pages) {
+          assert.equal(contact.messageCount, counts.get(contact.lineId) ?? 0);
+          assert.equal(contact.lastMessageAt, newest.get(contact.lineId) ?? null);
+        }
+      },
+    ),
+    { numRuns: 25 },
+  );
+});
