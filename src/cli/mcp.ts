@@ -53,7 +53,15 @@ export function registerMcpCommand(program: Command, globals: () => GlobalOption
           audit: (entry: Parameters<AuditRecorder['record']>[0]) => audit.record(entry),
           onFailure: (tool: string, error: unknown) => log.error({ err: error, tool }, 'an MCP tool failed'),
         };
-        const caller = { hub, keyId: record.id, authorization: `Bearer ${key}` };
+        const caller = {
+          hub,
+          keyId: record.id,
+          authorization: `Bearer ${key}`,
+          stillValid: async () => {
+            const now = await keys.verify(key);
+            return now !== undefined && now.scope === 'read' && now.hubId === hub.id;
+          },
+        };
         const { serveStdio } = createRequire(import.meta.url)(
           '@modelcontextprotocol/server/stdio',
         ) as StdioSdk;

@@ -151,3 +151,25 @@ test('without a key, with a bad one or one of another scope: one line on stderr,
     assert.equal(run.stderr.trim().split('\n').length, 1, run.stderr);
   }
 });
+
+test('a key revoked while chatlog mcp runs stops at its next call', async () => {
+  const other = await t.keys.issue(HUB, 'read', 'to revoke');
+  const client = new Client({ name: 'chatlog-test', version: '1.0.0' });
+  await client.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [BIN, 'mcp'],
+      env: env(other.key),
+      stderr: 'pipe',
+    }),
+  );
+  try {
+    assert.ok(!(await client.callTool({ name: 'get_hub', arguments: {} })).isError);
+    await t.keys.revoke(other.summary.id);
+    const after = await client.callTool({ name: 'get_hub', arguments: {} });
+    assert.equal(after.isError, true);
+    assert.match(JSON.stringify(after.content), /no longer holds/);
+  } finally {
+    await client.close();
+  }
+});

@@ -10,6 +10,7 @@ import { after, before, test } from 'node:test';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import fc from 'fast-check';
 import type { AuditRecord } from '../../src/store/store.js';
+import { body, messageEvent, signed } from '../fixtures/line.js';
 import { message, rawRequest, startTestServer, storeMessages, type TestServer } from '../helpers.js';
 
 const HUB = '1500150';
@@ -44,8 +45,12 @@ before(async () => {
 });
 after(() => server?.close());
 
-async function connect(key: string): Promise<Client> {
-  const client = new Client({ name: 'chatlog-test', version: '1.0.0' });
+async function connect(key: string, modern = false): Promise<Client> {
+  const client = new Client(
+    { name: 'chatlog-test', version: '1.0.0' },
+    // The newest revision is opt-in for the SDK's client (it probes with server/discover first).
+    modern ? { versionNegotiation: { mode: 'auto' } } : undefined,
+  );
   await client.connect(
     new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
       requestInit: { headers: { authorization: `Bearer ${key}` } },
@@ -472,5 +477,49 @@ test("an assistant's session: what did 山田さん ask about, and who is still 
     if (messages.at(-1)?.sender !== 'You') waiting.push(contact.lineId);
   }
   assert.ok(waiting.length > 0);
+  await client.close();
+});
+
+test('the official client speaks the newest revision (2026-07-28) with /mcp, and every tool answers on it', async () => {
+  const client = await connect(read, true);
+  assert.equal(client.getNegotiatedProtocolVersion(), '2026-07-28');
+  for (const [name, args] of [
+    ['get_hub', {}],
+    ['list_contacts', { limit: 2 }],
+    ['get_conversation', { lineId: 'U1', limit: 2 }],
+    ['search_messages', { query: 'ご予約', limit: 2 }],
+    ['get_changes', { limit: 2 }],
+  ] as const) {
+    const { result, text } = await call(client, name, args);
+    assert.ok(!result.isError, `${name}: ${text}`);
+  }
+  const unknown = await call(client, 'search_messages', { query: 'ご予約', lineId: 'Unobody' });
+  assert.equal(unknown.result.isError, true, 'a lineId the hub lacks is an error for search too');
+  await client.close();
+});
+
+test("a long LINE message in the feed keeps as much of its text as the bound allows (LINE's own JSON goes first)", async () => {
+  const LINE_HUB = '1500153';
+  const SECRET = 'c0ffeec0ffeec0ffeec0ffeec0ffee00';
+  await server.hubs.add(LINE_HUB, { timeZone: 'Asia/Tokyo', lineChannelSecret: SECRET });
+  const key = (await server.keys.issue(LINE_HUB, 'read', '')).key;
+  for (const length of [2500, 3500, 5000]) {
+    const raw = body([
+      messageEvent({ id: `4000${length}`, type: 'text', quoteToken: 'q', text: '話'.repeat(length) }),
+    ]);
+    const res = await rawRequest(server.url, 'POST', `/webhooks/line/${LINE_HUB}`, signed(SECRET, raw), raw);
+    assert.equal(res.status, 200);
+  }
+  const client = await connect(key);
+  const { items } = await all(client, 'get_changes', { limit: 10 }, 'changes');
+  const messages = (
+    items as Array<{ message?: { msg: string; truncated?: boolean }; line?: unknown }>
+  ).flatMap((c) => (c.message ? [c] : []));
+  assert.equal(messages.length, 3);
+  for (const change of messages) {
+    const msg = change.message as { msg: string; truncated?: boolean };
+    // Whole, or cut to most of the bound: never emptied.
+    assert.ok(msg.msg.length >= 2500 || msg.msg.length > 2000, `${msg.msg.length} characters left`);
+  }
   await client.close();
 });

@@ -142,7 +142,8 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps): voi
     }
     const body = typeof request.body === 'string' ? request.body : undefined;
     const abort = new AbortController();
-    request.raw.once('close', () => {
+    // The client left before its answer was written (the request's own 'close' comes once its body is read).
+    reply.raw.once('close', () => {
       if (!reply.raw.writableFinished) abort.abort();
     });
     const web = new Request(`http://${request.headers.host ?? 'localhost'}${request.url}`, {

@@ -299,6 +299,11 @@ export function createMcpServer(deps: McpServerDeps, caller: McpCaller, client: 
             client,
           });
         try {
+          if (caller.stillValid && !(await caller.stillValid())) {
+            throw new ToolError(
+              'the key of this server (CHATLOG_API_KEY) no longer holds: revoked, or its hub or scope changed',
+            );
+          }
           const answer = await tool.run(deps, caller, args as never);
           const text = JSON.stringify(answer.result);
           record(200, answer.messages, Buffer.byteLength(text));

@@ -32,6 +32,11 @@ export interface McpCaller {
   authorization: string;
   /** The request already took its turn of the key's rate limit (/mcp): the checks only look at it. */
   admitted?: boolean;
+  /**
+   * Whether the key still holds (stdio, where the key was checked once at start: a revoked key stops
+   * at its next call, as over HTTP). Absent: checked with every request.
+   */
+  stillValid?: () => Promise<boolean>;
 }
 
 /** The §9 and §12 checks' key deps for this caller: a request /mcp admitted is not counted twice. */
@@ -51,7 +56,7 @@ function keyDepsOf<D extends { authorize: SearchDeps['authorize'] }>(deps: D, ca
 }
 
 export interface McpToolDeps {
-  store: Pick<Store, 'messages' | 'conversations' | 'search' | 'changes'>;
+  store: Pick<Store, 'messages' | 'conversations' | 'search' | 'changes' | 'contacts'>;
   search: SearchDeps;
   changes: ChangesDeps;
   /** CHATLOG_MCP_MAX_CHARS: the longest result text. */
@@ -122,11 +127,15 @@ function fit<T>(
     const shown = items.slice(0, low);
     return { result: make(shown, true), shown, cut: true };
   }
-  // One item alone is too long: it is shown cut.
-  const first = items[0] as T;
-  const over = size([first], items.length > 1) - maxChars;
-  const shown = [shorten(first, over + 64)];
-  return { result: make(shown, items.length > 1), shown, cut: items.length > 1 };
+  // One item alone is too long: it is shown cut, as little as it takes (shorten may take a step at a time).
+  const cut = items.length > 1;
+  let first = items[0] as T;
+  for (let step = 0; step < 4; step++) {
+    const over = size([first], cut) - maxChars;
+    if (over <= 0) break;
+    first = shorten(first, over + 64);
+  }
+  return { result: make([first], cut), shown: [first], cut };
 }
 
 /** A message's text cut by about `chars` characters (never inside a surrogate pair), marked truncated. */
@@ -160,7 +169,13 @@ async function asToolError<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
-    if (error instanceof AppError && error.status === 400) throw new ToolError(error.message);
+    if (!(error instanceof AppError)) throw error;
+    // §12 names its words `q`; the tool's argument is `query`.
+    const message = error.message.replace(/^q /, 'query ');
+    if (error.status === 400) throw new ToolError(message);
+    if (error.code === 'cursor_expired') throw new ToolError(`${message}; call again without a cursor`);
+    if (error.code === 'rate_limited')
+      throw new ToolError(`${message} (Retry-After: ${error.headers['Retry-After'] ?? '?'} s)`);
     throw error;
   }
 }
@@ -364,6 +379,11 @@ export async function searchMessages(
     if (value !== undefined) params.set(name, value);
   }
   if (args.limit !== undefined) params.set('limit', String(args.limit));
+  if (args.lineId !== undefined && !(await deps.store.contacts.get(caller.hub.id, args.lineId))) {
+    throw new ToolError(
+      `this hub has no contact with lineId ${args.lineId.slice(0, 100)}: list_contacts gives the lineIds`,
+    );
+  }
   const checked = await asToolError(() =>
     checkSearchRequest(keyDepsOf(deps.search, caller), {
       hubId: caller.hub.id,
@@ -437,10 +457,12 @@ export async function getChanges(
     };
   };
   const { result, shown } = fit(changes as unknown as Item[], make, deps.maxChars, (change, chars) => {
-    if (!change.message) return change;
-    const message = cutText(change.message, chars);
-    const { line: _line, ...rest } = change;
-    return { ...rest, message };
+    // LINE's own JSON repeats the text: it goes first, and the text is cut only if that was not enough.
+    if ('line' in change) {
+      const { line: _line, ...rest } = change;
+      return rest as Item;
+    }
+    return change.message ? { ...change, message: cutText(change.message, chars) } : change;
   });
   return { result, messages: shown.filter((change) => change.type === 'message.created').length };
 }

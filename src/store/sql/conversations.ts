@@ -39,6 +39,8 @@ export const CONTACTS_BY_EVERY_NEWEST_SQL = `SELECT id, line_id, vid, name, last
 
 /** Messages read newest first a round while looking for a page's contacts. */
 const SCAN_ROWS = 512;
+/** Rounds before the page is read the long way (a busy contact's thousands of messages below the cursor). */
+const MAX_ROUNDS = 8;
 
 /** The contacts of `ids`, by id. */
 async function contactRows(sql: Sql, ids: number[]): Promise<Map<number, ContactTuple>> {
@@ -67,7 +69,8 @@ async function contactsByNewestMessage(
   const found = new Map<number, number>();
   const seen = new Set<number>();
   let below = after.lastAt;
-  for (;;) {
+  for (let round = 0; ; round++) {
+    if (round === MAX_ROUNDS) return undefined;
     const batch = await sql.all<{ contact_id: number; created_at: number }>(
       `SELECT contact_id, created_at FROM messages
        WHERE hub_id = ? AND created_at <= ? ORDER BY created_at DESC LIMIT ?`,
