@@ -25,6 +25,9 @@
  *   npm run bench -- busy-writes [--seconds 10] [--rate 200] [--connections 32] [--workers 1] [--root DIR]
  *                                   webhook reply p50/p99 alone and while 32 connections read uncached
  *                                   whole days (issue 20, goal 5), on the suite's SQLite dataset
+ *   npm run bench -- mcp [--store sqlite|postgres|both] [--rounds 3] [--seconds 10] [--concurrency 8]
+ *                                   the MCP server (issue 44): get_conversation, list_contacts p50/p99;
+ *                                   search_messages against §12's endpoint in the same run
  *   npm run bench -- reads [--rounds 3] [--root DIR]
  *                                   uncached day, month and whole hub on one connection against the raw
  *                                   scan of the same rows (issue 20, goal 2), SQLite
@@ -51,6 +54,7 @@ const NAMED: Record<string, string> = {
   feed: 'bench/feed.ts',
   media: 'bench/media.ts',
   search: 'bench/search.ts',
+  mcp: 'bench/mcp.ts',
   retention: 'bench/retention.ts',
   'busy-writes': 'bench/busy-writes.ts',
   reads: 'bench/reads.ts',

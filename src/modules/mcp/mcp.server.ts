@@ -270,18 +270,38 @@ export function mcpToolList(): Array<{ name: string; description: string; input:
   return TOOLS.map(({ name, description, input, output }) => ({ name, description, input, output }));
 }
 
-/** The server one caller talks to: the five tools over its hub. */
+type Schema = ReturnType<typeof fromRecordSchema>;
+/** fromJsonSchema for a tool's object of arguments (or results). */
+const fromRecordSchema = (schema: Record<string, unknown>) =>
+  mcpSdk().fromJsonSchema<Record<string, unknown>>(schema as never);
+/** Each tool's schemas, made (and their validators compiled) once, not for every request's server. */
+let schemas: Map<string, { input: Schema; output: Schema }> | undefined;
+
+function schemasOf(name: string): { input: Schema; output: Schema } {
+  if (!schemas) {
+    schemas = new Map(
+      TOOLS.map((tool) => [
+        tool.name,
+        { input: fromRecordSchema(tool.input), output: fromRecordSchema(tool.output) },
+      ]),
+    );
+  }
+  return schemas.get(name) as { input: Schema; output: Schema };
+}
+
+/** The server one caller talks to: the five tools over its hub (a server a request, over HTTP). */
 export function createMcpServer(deps: McpServerDeps, caller: McpCaller, client: string): McpServer {
-  const { fromJsonSchema, McpServer } = mcpSdk();
+  const { McpServer } = mcpSdk();
   const server = new McpServer({ name: MCP_SERVER_NAME, version: deps.version });
   for (const tool of TOOLS) {
+    const { input, output } = schemasOf(tool.name);
     server.registerTool(
       tool.name,
       {
         title: tool.title,
         description: tool.description,
-        inputSchema: fromJsonSchema<Record<string, unknown>>(tool.input as never),
-        outputSchema: fromJsonSchema<Record<string, unknown>>(tool.output as never),
+        inputSchema: input,
+        outputSchema: output,
         annotations: { readOnlyHint: true, openWorldHint: false, title: tool.title },
       },
       async (args: Record<string, unknown>) => {
