@@ -14,6 +14,7 @@
 import { readArgs } from './args.js';
 import { LARGE_HUB } from './dataset.js';
 import { median, openStore, readManifest, type StoreKind, serverEnv } from './feed-common.js';
+import { cpuSeconds } from './proc.js';
 import { runJson, startChatlog, stop } from './processes.js';
 
 const SECRET = 'chatlog-bench-suite-secret-0123456789abcdef';
@@ -63,9 +64,9 @@ for (const kind of stores) {
   const server = await startChatlog(serverEnv(kind, SECRET));
   try {
     console.log(
-      '\n| call | p50 ms (min / median / max) | p99 ms (min / median / max) | calls/s (median) | items a page | goal |',
+      '\n| call | p50 ms (min / median / max) | p99 ms (min / median / max) | calls/s (median) | server CPU ms a call (median) | items a page | goal |',
     );
-    console.log('|---|---|---|---|---|---|');
+    console.log('|---|---|---|---|---|---|---|');
     const row = async (
       label: string,
       script: string,
@@ -73,12 +74,19 @@ for (const kind of stores) {
       goal: (p50: number, p99: number) => string,
     ) => {
       const runs: ClientResult[] = [];
-      for (let round = 0; round < rounds; round++) runs.push(await runJson<ClientResult>(script, scriptArgs));
+      const cpu: number[] = [];
+      for (let round = 0; round < rounds; round++) {
+        // The server's own CPU (its process and threads, from /proc): what a call costs it, wherever the load runs.
+        const before = cpuSeconds(server.pid);
+        const run = await runJson<ClientResult>(script, scriptArgs);
+        cpu.push(((cpuSeconds(server.pid) - before) * 1000) / Math.max(1, run.requests + run.failed));
+        runs.push(run);
+      }
       const p50 = median(runs.map((run) => run.p50Ms));
       const p99 = median(runs.map((run) => run.p99Ms));
       const failed = runs.reduce((sum, run) => sum + run.failed, 0);
       console.log(
-        `| ${label} | ${spread(runs.map((r) => r.p50Ms))} | ${spread(runs.map((r) => r.p99Ms))} | ${median(runs.map((r) => r.perSecond)).toFixed(0)} | ${runs[0]?.results} | ${goal(p50, p99)}${failed ? `, ${failed} failed` : ''} |`,
+        `| ${label} | ${spread(runs.map((r) => r.p50Ms))} | ${spread(runs.map((r) => r.p99Ms))} | ${median(runs.map((r) => r.perSecond)).toFixed(0)} | ${median(cpu).toFixed(2)} | ${runs[0]?.results} | ${goal(p50, p99)}${failed ? `, ${failed} failed` : ''} |`,
       );
       return p50;
     };
