@@ -6,6 +6,9 @@
  * longer is cut at a whole item and gives a cursor; a single message longer than the bound is cut
  * and marked `truncated`. A wrong argument the schema cannot catch is a ToolError, a sentence for
  * the assistant saying what to change.
+ *
+ * Kept whole: the five tools share the cursor, bound and error rules above; split apart, each would
+ * have to restate them.
  */
 import {
   type CalendarDay,
