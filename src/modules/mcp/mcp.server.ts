@@ -277,12 +277,36 @@ const fromRecordSchema = (schema: Record<string, unknown>) =>
 /** Each tool's schemas, made (and their validators compiled) once, not for every request's server. */
 let schemas: Map<string, { input: Schema; output: Schema }> | undefined;
 
+/** Where arguments the input schema refused carry the SDK's sentence to the tool's handler. */
+const REFUSED = Symbol('refused');
+type Arguments = Record<string, unknown> & { [REFUSED]?: { message: string; given: unknown } };
+
+/**
+ * The input schema as listed, whose refusal reaches the handler (as arguments holding the
+ * sentence) rather than ending the call inside the SDK: so a refused call is an audit record too,
+ * and its result says what the SDK would have said.
+ */
+function auditedInput(schema: Schema): Schema {
+  const standard = schema['~standard'];
+  return {
+    '~standard': {
+      ...standard,
+      validate: (data: unknown) => {
+        const checked = standard.validate(data) as Awaited<ReturnType<typeof standard.validate>>;
+        if (!checked.issues) return checked;
+        const message = checked.issues.map((issue) => issue.message).join('; ');
+        return { value: { [REFUSED]: { message, given: data } } as Arguments };
+      },
+    },
+  } as Schema;
+}
+
 function schemasOf(name: string): { input: Schema; output: Schema } {
   if (!schemas) {
     schemas = new Map(
       TOOLS.map((tool) => [
         tool.name,
-        { input: fromRecordSchema(tool.input), output: fromRecordSchema(tool.output) },
+        { input: auditedInput(fromRecordSchema(tool.input)), output: fromRecordSchema(tool.output) },
       ]),
     );
   }
@@ -304,20 +328,26 @@ export function createMcpServer(deps: McpServerDeps, caller: McpCaller, client: 
         outputSchema: output,
         annotations: { readOnlyHint: true, openWorldHint: false, title: tool.title },
       },
-      async (args: Record<string, unknown>) => {
+      async (args: Arguments) => {
         const started = deps.clock();
-        const record = (status: number, messages: number | null, bytes: number) =>
+        const record = (status: number, messages: number | null, bytes: number, given: unknown = args) =>
           deps.audit({
             at: started,
             hubId: caller.hub.id,
             keyId: caller.keyId,
             endpoint: `mcp:${tool.name}`,
-            query: JSON.stringify(args).slice(0, 2000),
+            query: JSON.stringify(given ?? {}).slice(0, 2000),
             status,
             messages,
             bytes,
             client,
           });
+        const refused = args[REFUSED];
+        if (refused !== undefined) {
+          const text = `Input validation error: Invalid arguments for tool ${tool.name}: ${refused.message}`;
+          record(400, null, Buffer.byteLength(text), refused.given);
+          return { content: [{ type: 'text' as const, text }], isError: true };
+        }
         try {
           if (caller.stillValid && !(await caller.stillValid())) {
             throw new ToolError(
