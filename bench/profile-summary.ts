@@ -26,10 +26,16 @@ interface Profile {
 
 const file = process.argv[2];
 if (!file || file.startsWith('--')) {
-  console.error('usage: node --import tsx bench/profile-summary.ts <file.cpuprofile> [--top 25] [--within NAME]');
+  console.error(
+    'usage: node --import tsx bench/profile-summary.ts <file.cpuprofile> [--top 25] [--within NAME]',
+  );
   process.exit(2);
 }
-const args = readArgs('profile-summary <file> [--top 25] [--within NAME]', { values: ['top', 'within', 'callers'] }, process.argv.slice(3));
+const args = readArgs(
+  'profile-summary <file> [--top 25] [--within NAME]',
+  { values: ['top', 'within', 'callers'] },
+  process.argv.slice(3),
+);
 const top = args.number('top', 25, { min: 1, whole: true });
 const within = args.string('within');
 const callers = args.string('callers');
@@ -46,7 +52,9 @@ profile.samples.forEach((id, index) => {
 });
 const total = [...self.values()].reduce((a, b) => a + b, 0);
 const idle = [...self.entries()]
-  .filter(([id]) => ['(idle)', '(program)', '(garbage collector)'].includes(byId.get(id)?.callFrame.functionName ?? ''))
+  .filter(([id]) =>
+    ['(idle)', '(program)', '(garbage collector)'].includes(byId.get(id)?.callFrame.functionName ?? ''),
+  )
   .map(([id, us]) => [byId.get(id)?.callFrame.functionName, us] as const);
 
 const short = (url: string) => {
@@ -83,7 +91,9 @@ const print = (title: string, map: Map<string, number>) => {
     console.log(`${ms(us)} ms ${pct(us)}  ${key}`);
   }
 };
-console.log(`${file}: ${(total / 1000).toFixed(0)} ms sampled; ${idle.map(([name, us]) => `${name} ${ms(us).trim()} ms`).join(', ')}`);
+console.log(
+  `${file}: ${(total / 1000).toFixed(0)} ms sampled; ${idle.map(([name, us]) => `${name} ${ms(us).trim()} ms`).join(', ')}`,
+);
 print('self time by package', packages);
 print('self time by function', functions);
 
@@ -91,7 +101,8 @@ if (within) {
   // Inclusive time of each child of every frame named `within`, over all such frames.
   const inclusive = new Map<number, number>();
   for (const [id, us] of self) {
-    for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) add(inclusive as never, at as never, us);
+    for (let at: number | undefined = id; at !== undefined; at = parent.get(at))
+      add(inclusive as never, at as never, us);
   }
   const children = new Map<string, number>();
   let under = 0;
@@ -108,7 +119,11 @@ if (within) {
     for (const child of node.children ?? []) {
       const frame = byId.get(child)?.callFrame;
       if (!frame) continue;
-      add(children, `${frame.functionName || '(anonymous)'} ${short(frame.url)}:${frame.lineNumber + 1}`, inclusive.get(child) ?? 0);
+      add(
+        children,
+        `${frame.functionName || '(anonymous)'} ${short(frame.url)}:${frame.lineNumber + 1}`,
+        inclusive.get(child) ?? 0,
+      );
     }
   }
   print(`inside ${within} (${(under / 1000).toFixed(1)} ms in all, ${pct(under).trim()})`, children);
@@ -118,7 +133,9 @@ if (callers) {
   const by = new Map<string, number>();
   const name = (id: number | undefined) => {
     const frame = id === undefined ? undefined : byId.get(id)?.callFrame;
-    return frame ? `${frame.functionName || '(anonymous)'} ${short(frame.url)}:${frame.lineNumber + 1}` : '(root)';
+    return frame
+      ? `${frame.functionName || '(anonymous)'} ${short(frame.url)}:${frame.lineNumber + 1}`
+      : '(root)';
   };
   let all = 0;
   for (const [id, us] of self) {

@@ -154,6 +154,11 @@ export interface ContactsPageQuery {
   limit: number;
   /** The previous page's last contact: its newest message's time (MIN_SAFE_INTEGER: none) and row id. */
   after?: { lastAt: number; contactId: number } | undefined;
+  /**
+   * Only the contacts whose name, lineId or vid contains this, compared in Unicode's NFKC form and
+   * lower case (full-width letters and half-width kana match their usual forms).
+   */
+  matching?: string | undefined;
 }
 
 export interface ContactSummary extends Contact {

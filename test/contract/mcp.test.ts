@@ -264,7 +264,10 @@ test('each tool call is one audit record, mcp:<tool>, with the messages it retur
   await call(client, 'get_conversation', { lineId: 'U1', limit: 3 });
   await call(client, 'get_hub', {});
   // Refused by the schema (a limit over 100), before the tool runs: a record all the same.
-  const refused = await client.callTool({ name: 'search_messages', arguments: { query: 'audit-me', limit: 1000 } });
+  const refused = await client.callTool({
+    name: 'search_messages',
+    arguments: { query: 'audit-me', limit: 1000 },
+  });
   assert.equal(refused.isError, true);
   assert.match(JSON.stringify(refused.content), /Invalid arguments for tool search_messages.*limit/);
   const deadline = Date.now() + 10_000;
@@ -281,7 +284,9 @@ test('each tool call is one audit record, mcp:<tool>, with the messages it retur
   const conversation = records.find(isThisCall);
   assert.ok(conversation, JSON.stringify(records.slice(0, 3)));
   assert.equal(conversation.status, 200);
-  const refusedRecord = records.find((r) => r.endpoint === 'mcp:search_messages' && r.query?.includes('audit-me'));
+  const refusedRecord = records.find(
+    (r) => r.endpoint === 'mcp:search_messages' && r.query?.includes('audit-me'),
+  );
   assert.ok(refusedRecord, 'the refused call is a record');
   assert.equal(refusedRecord.status, 400);
   assert.equal(refusedRecord.messages, null);

@@ -219,7 +219,9 @@ test('contact pages, by their newest message, for random hubs: ties, busy contac
       }),
       fc.integer({ min: 0, max: 4 }),
       fc.integer({ min: 1, max: 25 }),
-      async (sent, silentCount, limit) => {
+      // A search among the contacts: a digit of lineIds, a full-width one, silent ones, none.
+      fc.constantFrom('1', 'U2', 'ｕ3', 'SILENT', 'silent1', 'nobody'),
+      async (sent, silentCount, limit, matching) => {
         const hubId = String(hubNumber++);
         await t.hubs.add(hubId, {});
         // A busy contact: hundreds of messages, so a page reads more than one round of them.
@@ -267,6 +269,23 @@ test('contact pages, by their newest message, for random hubs: ties, busy contac
           assert.equal(contact.messageCount, counts.get(contact.lineId) ?? 0);
           assert.equal(contact.lastMessageAt, newest.get(contact.lineId) ?? null);
         }
+        // With a search: the same contacts in the same order, those whose name, lineId or vid holds it.
+        const folded = (text: string) => text.normalize('NFKC').toLowerCase();
+        const found: ContactSummary[] = [];
+        afterKey = undefined;
+        for (let n = 0; n < 200; n++) {
+          const page = await t.store.conversations.contacts({ hubId, limit, after: afterKey, matching });
+          found.push(...page.contacts);
+          const last = page.contacts.at(-1);
+          if (!page.hasMore || !last) break;
+          afterKey = { lastAt: last.lastMessageAt ?? Number.MIN_SAFE_INTEGER, contactId: last.contactId };
+        }
+        assert.deepEqual(
+          found,
+          pages.filter((c) =>
+            [c.name, c.lineId, c.vid].some((text) => folded(text).includes(folded(matching))),
+          ),
+        );
       },
     ),
     { numRuns: 25 },

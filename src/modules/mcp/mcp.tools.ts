@@ -209,8 +209,6 @@ interface ContactItem {
   at: { lastAt: number; contactId: number };
 }
 
-const CONTACTS_READ = 200;
-
 /** list_contacts: the hub's contacts, most recent conversation first, `query` a substring of name, lineId or vid. */
 export async function listContacts(
   deps: McpToolDeps,
@@ -226,42 +224,23 @@ export async function listContacts(
     }
     after = { lastAt: at.lastAt, contactId: at.contactId };
   }
-  const wanted = args.query?.normalize('NFKC').toLowerCase();
-  const found: ContactItem[] = [];
-  let more = true;
-  // A query filters here, a page of the order at a time (a hub's contacts are thousands, not millions).
-  while (found.length <= limit && more) {
-    const page = await deps.store.conversations.contacts({
-      hubId: caller.hub.id,
-      limit: wanted ? CONTACTS_READ : limit + 1 - found.length,
-      after,
-    });
-    more = page.hasMore;
-    for (const contact of page.contacts) {
-      after = { lastAt: contact.lastMessageAt ?? Number.MIN_SAFE_INTEGER, contactId: contact.contactId };
-      const matches =
-        !wanted ||
-        [contact.name, contact.lineId, contact.vid].some((text) =>
-          text.normalize('NFKC').toLowerCase().includes(wanted),
-        );
-      if (!matches) continue;
-      found.push({
-        lineId: contact.lineId,
-        vid: contact.vid,
-        name: contact.name,
-        messages: contact.messageCount,
-        lastMessageAt: contact.lastMessageAt === null ? null : formatTimestamp(contact.lastMessageAt),
-        at: after,
-      });
-      if (found.length > limit) break;
-    }
-    if (page.contacts.length === 0) break;
-  }
-  const hasMore = found.length > limit || more;
-  const items = found.slice(0, limit);
+  const page = await deps.store.conversations.contacts({
+    hubId: caller.hub.id,
+    limit,
+    after,
+    matching: args.query,
+  });
+  const items: ContactItem[] = page.contacts.map((contact) => ({
+    lineId: contact.lineId,
+    vid: contact.vid,
+    name: contact.name,
+    messages: contact.messageCount,
+    lastMessageAt: contact.lastMessageAt === null ? null : formatTimestamp(contact.lastMessageAt),
+    at: { lastAt: contact.lastMessageAt ?? Number.MIN_SAFE_INTEGER, contactId: contact.contactId },
+  }));
   const make = (shown: readonly ContactItem[], cut: boolean) => {
     const last = shown.at(-1);
-    const pageHasMore = cut || hasMore;
+    const pageHasMore = cut || page.hasMore;
     return {
       contacts: shown.map(({ at: _at, ...contact }) => contact),
       cursor:
