@@ -158,3 +158,47 @@ export function postgresCpuSeconds(): number {
   }
   return sum;
 }
+
+/**
+ * CPU seconds so far of each thread of `pid` and its descendants, by thread id, with the thread's
+ * name (its `comm`) and `main` for a process's main thread, else its id.
+ */
+export function threadCpuSeconds(pid: number): Map<string, { name: string; seconds: number }> {
+  const threads = new Map<string, { name: string; seconds: number }>();
+  for (const process of withDescendants(pid)) {
+    let tids: string[];
+    try {
+      tids = fs.readdirSync(`/proc/${process}/task`);
+    } catch {
+      continue;
+    }
+    for (const tid of tids) {
+      try {
+        const stat = fs.readFileSync(`/proc/${process}/task/${tid}/stat`, 'utf8');
+        const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        // Node names no thread: the main one is told by its id, the others by rank of CPU used.
+        threads.set(`${process}/${tid}`, {
+          name: tid === String(process) ? `${name} main` : `${name} ${tid}`,
+          seconds: (Number(fields[11]) + Number(fields[12])) / clockTicks(),
+        });
+      } catch {
+        // Ended meanwhile.
+      }
+    }
+  }
+  return threads;
+}
+
+/** What each thread spent between two threadCpuSeconds readings, seconds, the busiest first. */
+export function threadCpuSince(
+  before: Map<string, { name: string; seconds: number }>,
+  after: Map<string, { name: string; seconds: number }>,
+): Map<string, number> {
+  const byName = new Map<string, number>();
+  for (const [tid, now] of after) {
+    const spent = now.seconds - (before.get(tid)?.seconds ?? 0);
+    if (spent > 0) byName.set(now.name, (byName.get(now.name) ?? 0) + spent);
+  }
+  return new Map([...byName.entries()].sort((a, b) => b[1] - a[1]));
+}

@@ -19,7 +19,7 @@ import { PostgresStore } from '../src/store/postgres/postgres.store.js';
 import { SqliteStore } from '../src/store/sqlite/sqlite.store.js';
 import type { Store } from '../src/store/store.js';
 import { readArgs } from './args.js';
-import { postgresCpuSeconds, treeCpuSeconds } from './proc.js';
+import { postgresCpuSeconds, threadCpuSeconds, threadCpuSince, treeCpuSeconds } from './proc.js';
 import { ROOT, runWebhookLoad, startBaseline, startChatlog, stop, stopAll } from './processes.js';
 
 const SECRET = 'chatlog-bench-webhook-secret-0123456789';
@@ -27,8 +27,8 @@ const CHANNEL_SECRET = 'bench-channel-secret-0001';
 const HUB = '900002';
 
 const args = readArgs(
-  'node --import tsx bench/webhook-ingest.ts [--seconds 10] [--concurrency 32] [--events-per-request 1] [--store sqlite|postgres] [--workers N]',
-  { values: ['seconds', 'concurrency', 'events-per-request', 'store', 'workers'] },
+  'node --import tsx bench/webhook-ingest.ts [--seconds 10] [--concurrency 32] [--events-per-request 1] [--store sqlite|postgres] [--workers N] [--log-level info]',
+  { values: ['seconds', 'concurrency', 'events-per-request', 'store', 'workers', 'log-level'] },
 );
 const seconds = args.number('seconds', 10, { min: 0 });
 const concurrency = args.number('concurrency', 32, { min: 1, whole: true });
@@ -36,6 +36,8 @@ const perRequest = args.number('events-per-request', 1, { min: 1, whole: true })
 const kind = args.choice('store', ['sqlite', 'postgres'], 'sqlite');
 /** `chatlog serve --workers`: its default, one per core, unless told. */
 const workers = args.number('workers', os.availableParallelism(), { min: 1, whole: true });
+/** The server's LOG_LEVEL: its default (info, a line a request) unless told. */
+const logLevel = args.string('log-level');
 const PG_URL = process.env.CHATLOG_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const PG_SCHEMA = 'chatlog_bench_webhook';
 
@@ -59,8 +61,13 @@ interface CpuPerEvent {
 }
 
 /** The load against `url`, and what each process spent on it (`pid`: the server, with its workers). */
-async function load(url: string, prefix: string, pid: number): Promise<LoadResult & { cpu: CpuPerEvent }> {
+async function load(
+  url: string,
+  prefix: string,
+  pid: number,
+): Promise<LoadResult & { cpu: CpuPerEvent; threads: Array<[string, number]> }> {
   const server0 = treeCpuSeconds(pid);
+  const threads0 = threadCpuSeconds(pid);
   const postgres0 = postgresCpuSeconds();
   const result = await runWebhookLoad<LoadResult>(url, CHANNEL_SECRET, {
     concurrency,
@@ -70,8 +77,13 @@ async function load(url: string, prefix: string, pid: number): Promise<LoadResul
   });
   const events = Math.max(1, result.requests * perRequest);
   const perEvent = (cpuSeconds: number) => (cpuSeconds / events) * 1e6;
+  // Each thread's share: the main thread's (HTTP, the webhook's checks), the writer's (SQLite), ...
+  const threads = [...threadCpuSince(threads0, threadCpuSeconds(pid)).entries()].map(
+    ([name, seconds]) => [name, perEvent(seconds)] as [string, number],
+  );
   return {
     ...result,
+    threads,
     cpu: {
       server: perEvent(treeCpuSeconds(pid) - server0),
       postgres: perEvent(postgresCpuSeconds() - postgres0),
@@ -112,7 +124,8 @@ try {
     child: server,
     pid: serverPid,
     base: url,
-  } = await startChatlog({ ...storeEnv, CHATLOG_SECRET: SECRET, LOG_LEVEL: 'warn' }, { workers });
+    // Default settings, as an operator runs it: a log line a request (LOG_LEVEL info) included.
+  } = await startChatlog({ ...storeEnv, CHATLOG_SECRET: SECRET, LOG_LEVEL: logLevel }, { workers });
   const chatlog = await load(`${url}/webhooks/line/${HUB}`, 'chatlog', serverPid);
   await stop(server);
 
@@ -143,6 +156,12 @@ try {
   );
   console.log(cpuRow('bare node:http (ceiling)', ceiling));
   console.log(cpuRow(`chatlog (${kind})`, chatlog));
+  console.log(
+    `chatlog's threads, µs an event: ${chatlog.threads
+      .filter(([, us]) => us >= 1)
+      .map(([name, us]) => `${name} ${us.toFixed(0)}`)
+      .join(', ')}`,
+  );
   const goal = kind === 'sqlite' ? 0.9 : 0.8;
   const cores = os.availableParallelism();
   console.log(
