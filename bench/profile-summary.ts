@@ -3,7 +3,8 @@
  * thread of the server): the functions with the most time of their own, the files and packages
  * they are in, and, with --within NAME, the time under each function called by a function of that
  * name (inclusive), so one step of a request can be split into its parts; with --callers NAME, the
- * self time of the frames of that name by the function that called them (two levels up).
+ * self time of the frames of that name by the function that called them (two levels up); with
+ * --inclusive a,b,c, the time under the frames of each name (not counted twice when nested).
  *
  *   node --import tsx bench/profile-summary.ts <file.cpuprofile> [--top 25] [--within handler] [--callers all]
  */
@@ -33,12 +34,13 @@ if (!file || file.startsWith('--')) {
 }
 const args = readArgs(
   'profile-summary <file> [--top 25] [--within NAME]',
-  { values: ['top', 'within', 'callers'] },
+  { values: ['top', 'within', 'callers', 'inclusive'] },
   process.argv.slice(3),
 );
 const top = args.number('top', 25, { min: 1, whole: true });
 const within = args.string('within');
 const callers = args.string('callers');
+const inclusiveNames = args.string('inclusive')?.split(',');
 
 const profile = JSON.parse(fs.readFileSync(file, 'utf8')) as Profile;
 const byId = new Map(profile.nodes.map((node) => [node.id, node]));
@@ -145,4 +147,26 @@ if (callers) {
     add(by, `${name(up)} < ${name(up === undefined ? undefined : parent.get(up))}`, us);
   }
   print(`callers of ${callers} (${(all / 1000).toFixed(1)} ms, ${pct(all).trim()})`, by);
+}
+
+if (inclusiveNames) {
+  const under = new Map<number, number>();
+  for (const [id, us] of self) {
+    for (let at: number | undefined = id; at !== undefined; at = parent.get(at))
+      under.set(at, (under.get(at) ?? 0) + us);
+  }
+  const totals = new Map<string, number>();
+  for (const name of inclusiveNames) {
+    let sum = 0;
+    for (const node of profile.nodes) {
+      if (node.callFrame.functionName !== name) continue;
+      let nested = false;
+      for (let at = parent.get(node.id); at !== undefined; at = parent.get(at)) {
+        if (byId.get(at)?.callFrame.functionName === name) nested = true;
+      }
+      if (!nested) sum += under.get(node.id) ?? 0;
+    }
+    totals.set(name, sum);
+  }
+  print('inclusive time', totals);
 }

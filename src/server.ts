@@ -8,7 +8,7 @@ import { RateLimiterClusterMaster } from 'rate-limiter-flexible';
 import { buildApp } from './app.js';
 import { appSettings, type Config, metricsEnabled } from './config.js';
 import { describeStartFailure } from './lib/errors.js';
-import { createLogger } from './lib/logger.js';
+import { bufferedStdout, createLogger } from './lib/logger.js';
 import { Metrics } from './lib/metrics.js';
 import { createSecretBox, loadServerSecret } from './lib/secrets.js';
 import { openContentStore } from './store/content/open.js';
@@ -29,7 +29,8 @@ export async function startServer(
   logDestination?: DestinationStream,
   options: { answerThreads?: number } = {},
 ): Promise<RunningServer> {
-  const logger = createLogger(config.logLevel, logDestination);
+  const ownLog = logDestination ? undefined : bufferedStdout();
+  const logger = createLogger(config.logLevel, logDestination ?? ownLog?.stream);
   const store = await openStore(
     config,
     (error) =>
@@ -115,6 +116,7 @@ export async function startServer(
       await flushLastUsed();
       await blobs.close();
       await store.close();
+      ownLog?.close();
     })();
     return closing;
   };

@@ -137,9 +137,16 @@ export interface SearchPort {
   compacted(): Promise<void>;
   /**
    * Starts that rewrite in the background if the index holds entries of deleted messages (a
-   * server's start: a rewrite cut short by a crash, unsent messages).
+   * server's start: a rewrite cut short by a crash, unsent messages), and the indexing of messages
+   * a stop left queued.
    */
   resumeCompaction(): Promise<void>;
+  /**
+   * Indexes now every message queued for the index (new messages are indexed in batches a moment
+   * after they are stored, and found meanwhile all the same); resolves how many. For tests and
+   * benchmarks that look at the index itself.
+   */
+  indexQueued(): Promise<number>;
 }
 
 /** The account screen's conversations (CONTRACT §14): pages by keyset, never by offset. */

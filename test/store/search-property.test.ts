@@ -2,7 +2,7 @@
  * CONTRACT §12 as a property of the store, on SQLite and (CHATLOG_TEST_STORE=postgres) PostgreSQL:
  * random messages of Japanese (hiragana, katakana, half-width kana, kanji), English, full-width
  * Latin, emoji and line breaks, stored live (alone, together, beside unsends) or imported; random
- * unsends; random queries, mostly pieces of stored messages (one- and two-character Japanese
+ * unsends; live messages indexed at random moments (until then found from the index's queue); random queries, mostly pieces of stored messages (one- and two-character Japanese
  * terms, terms across a line break, several terms), with random day bounds, contact and page size.
  * Every page followed to the end gives exactly what a plain filter over the hub's messages gives,
  * in the same order.
@@ -55,6 +55,11 @@ const arrivalArb = fc.record({
   way: fc.constantFrom('live' as const, 'live' as const, 'mixed' as const, 'import' as const),
   messages: fc.array(messageArb, { minLength: 1, maxLength: 6 }),
   unsend: fc.nat(40),
+  /**
+   * The live messages queued for the index so far are indexed after this arrival (else they stay
+   * queued, found from the queue): some of a hub's messages indexed, some not, some unsent of each.
+   */
+  indexAfter: fc.boolean(),
 });
 /** A term: a piece of a stored message's normalised text (start and length picked later), or random text. */
 const termArb = fc.oneof(
@@ -200,6 +205,7 @@ test('search results, page after page, are exactly the plain filter over the hub
           if (unsend && arrival.way !== 'mixed' && arrival.unsend % 3 === 0) {
             await t.store.messages.ingest(hubId, [{ kind: 'unsend', sourceId: unsend, at: now }], now);
           }
+          if (arrival.indexAfter) await t.store.search.indexQueued();
         }
 
         const messages = await hubMessages(t.store, hubId);

@@ -75,13 +75,16 @@ test('a message unsent by a later request of its group leaves no search entry, a
       sourceChatId: null,
     });
     const unsend = (sourceId: string): IngestOperation => ({ kind: 'unsend', sourceId, at: Date.now() });
-    // One index entry for each stored message, none for those taken back.
+    // Once the queue is indexed, one index entry for each stored message, none for those taken back.
     const count = async (table: string) => Number(await onDatabase('', `SELECT COUNT(*) FROM ${table}`, own));
-    const assertEntries = async () =>
+    const assertEntries = async () => {
+      await store.search.indexQueued();
+      assert.equal(await count('search_pending'), 0);
       assert.equal(
         await count(t.env.DATABASE_URL ? 'message_search' : 'message_search_docsize'),
         await count('messages'),
       );
+    };
     await store.messages.ingest('17', [live('s0', 'kept before')], Date.now());
     // Sent at once: one group, in this order. The second time, the new message takes the row id
     // the unsent one had (SQLite gives the highest again).
@@ -108,6 +111,54 @@ test('a message unsent by a later request of its group leaves no search entry, a
   }
 });
 
+test('a live message is found at once, indexed a moment later by itself; a stop leaves the queue to the next start', async () => {
+  const own = await createTestStore();
+  try {
+    await own.store.hubs.upsert('18', {}, Date.now());
+    const live = (sourceId: string, msg: string): IngestOperation => ({
+      kind: 'message',
+      lineId: 'Ua',
+      sender: null,
+      msg,
+      contentType: 'text',
+      createdAt: Date.now(),
+      sourceId,
+      sourceKind: 'user',
+      sourceChatId: null,
+    });
+    const queued = async () => Number(await onDatabase('', 'SELECT COUNT(*) FROM search_pending', own));
+    const found = async (store: typeof own.store, term: string) =>
+      (await store.search.page({ hubId: '18', terms: [term], limit: 10, scanFirst: 0 })).hits.map(
+        (hit) => hit.message.msg,
+      );
+    await own.store.messages.ingest('18', [live('q1', 'QUEUED 予約')], Date.now());
+    // Answered: searchable, from the queue.
+    assert.deepEqual(await found(own.store, 'queued'), ['QUEUED 予約']);
+    // A moment later the indexer took it, unasked.
+    const deadline = Date.now() + 10_000;
+    while ((await queued()) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(await queued(), 0, 'indexed within a few seconds');
+    assert.deepEqual(await found(own.store, 'queued'), ['QUEUED 予約']);
+    // Queued and then stopped before the indexer ran: the next start indexes it.
+    await own.store.messages.ingest('18', [live('q2', 'LEFTOVER 予約')], Date.now());
+    await own.store.close();
+    const again = reopenTestStore(own);
+    try {
+      await again.migrate();
+      assert.deepEqual(await found(again, 'leftover'), ['LEFTOVER 予約'], 'found from the queue');
+      await again.search.resumeCompaction();
+      const until = Date.now() + 10_000;
+      while ((await queued()) > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+      assert.equal(await queued(), 0, 'indexed after the start');
+      assert.deepEqual(await found(again, '予約'), ['LEFTOVER 予約', 'QUEUED 予約']);
+    } finally {
+      await again.close();
+    }
+  } finally {
+    await own.close();
+  }
+});
+
 test('an upgrade from a store whose search index holds the tokens before migration 16 indexes every message again', async () => {
   await t.hubs.add('16', {});
   const texts = ['予約をお願いします', 'Can I change my booking?', '駐車場', 'ｶﾀｶﾅ and 🍣'];
@@ -122,17 +173,20 @@ test('an upgrade from a store whose search index holds the tokens before migrati
       (hit) => hit.message.msg,
     );
   assert.deepEqual(await found(t.store, '予約'), ['予約をお願いします']);
+  await t.store.search.indexQueued();
   // The store as version 15 left it: each message's index row held `u`/`b` and 6 hex digits a
-  // code point, which no query of today's asks for.
+  // code point, which no query of today's asks for (and no queue of messages to index).
   await onDatabase(
     t.env.DATABASE_URL
       ? `UPDATE message_search SET tokens = 'u00004e b00004e000041'::tsvector;
-         DELETE FROM schema_migrations WHERE version = 16;`
+         DROP TABLE search_pending;
+         DELETE FROM schema_migrations WHERE version >= 16;`
       : `INSERT INTO message_search (message_search) VALUES ('delete-all');
          INSERT INTO message_search (rowid, tokens) SELECT id, 'u00004e b00004e000041' FROM messages;
-         DELETE FROM schema_migrations WHERE version = 16;`,
+         DROP TRIGGER search_pending_leaves;
+         DROP TABLE search_pending;
+         DELETE FROM schema_migrations WHERE version >= 16;`,
   );
-  assert.deepEqual(await found(t.store, '予約'), [], 'the old tokens are not found');
   const upgraded = reopenTestStore(t);
   try {
     await upgraded.migrate();

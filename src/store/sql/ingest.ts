@@ -9,6 +9,7 @@ import { contactIdOf, setFollowing } from './contacts.js';
 import { queueContent, releaseContent } from './content.js';
 import { inSavepoint, type Transaction, TransactionAborted } from './executor.js';
 import type { IndexedMessage, SearchEngine } from './search.js';
+import { queueForIndex } from './search-queue.js';
 
 export interface IngestRequest {
   hubId: string;
@@ -212,7 +213,7 @@ export async function applyGroup(
       outcomes.push({ failed: error });
     }
   }
-  await search.add(tx, [...index.rows.values()]);
+  await queueForIndex(tx, search, [...index.rows.keys()]);
   return outcomes;
 }
 

@@ -420,6 +420,14 @@ export const MIGRATIONS: readonly Migration[] = [
       await tx.exec(t.search.rebuild.filled);
     },
   },
+  {
+    version: 17,
+    name: 'search index: new messages queued in their transaction, indexed in batches after it',
+    // A webhook's message was indexed in its request's transaction: a few messages a commit made
+    // FTS5 write a segment and merge each time (about 50 µs a message). Queued, they are indexed
+    // hundreds at a time; search reads the queue's messages as candidates meanwhile (./search.ts).
+    sql: (t) => t.search.pendingDdl,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);

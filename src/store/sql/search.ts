@@ -162,12 +162,19 @@ export interface IndexedMessage {
 export interface SearchEngine {
   /** Creates the index (migrations 9 and 16), empty. */
   ddl: string;
+  /**
+   * Creates search_pending (migration 17): message ids, each gone with its message (SQLite: a
+   * trigger; PostgreSQL: ON DELETE CASCADE).
+   */
+  pendingDdl: string;
+  /** What the indexer's read of the queue adds to lock its rows and pass over another node's (PostgreSQL). */
+  claimPending: string;
   /** Writes the index rows of new messages, in the caller's transaction. */
   add(tx: Sql, messages: readonly IndexedMessage[]): Promise<void>;
   /**
-   * A condition on `m` (messages) true for rows whose index holds every token, and its parameters;
-   * `few` when the engine found that few messages hold them, so the read should start from those
-   * rather than walk the hub's messages newest first.
+   * A condition on `m` (messages) true for rows whose index holds every token or that are not
+   * indexed yet (search-queue.ts PENDING_IDS), and its parameters; `few` when the engine found that few messages
+   * hold them, so the read should start from those rather than walk the hub's messages newest first.
    */
   match(reads: Sql, tokens: readonly QueryToken[]): Promise<{ sql: string; params: string[]; few: boolean }>;
   /** `expr` written so that the planner does not read by an index of it (SQLite: `+expr`). */
@@ -186,6 +193,8 @@ export interface SearchEngine {
   deleting?: { before: string; after: string };
   /** The text as the engine keeps it, where it differs (PostgreSQL: U+0000 as U+FFFD, postgres.sql.ts). */
   keptText?: (text: string) => string;
+  /** False when new messages are not queued for the index (withoutIndexWrites). */
+  queued?: boolean;
 }
 
 /**
@@ -194,7 +203,7 @@ export interface SearchEngine {
  * before; a store serving users always indexes.
  */
 export function withoutIndexWrites(engine: SearchEngine): SearchEngine {
-  return { ...engine, add: async () => undefined };
+  return { ...engine, add: async () => undefined, queued: false };
 }
 
 /** Index rows written per statement when a migration fills the index. */
@@ -352,6 +361,8 @@ export interface SearchIndexEngine {
   /** Resolves once the index's files hold nothing deleted (SQLite rewrites them; others: at once). */
   compacted(): Promise<void>;
   resumeCompaction(): Promise<void>;
+  /** Indexes every queued message now (SearchIndexer.drain). */
+  indexQueued(): Promise<number>;
 }
 
 /** The search port (store.ts, CONTRACT §12). */
@@ -362,7 +373,8 @@ export function searchPort(engine: Engine, own: SearchIndexEngine): SearchPort {
       page: (query) => searchPage(engine.reads, own.index(), query),
       compacted: () => own.compacted(),
       resumeCompaction: () => own.resumeCompaction(),
+      indexQueued: () => own.indexQueued(),
     },
-    ['compacted', 'resumeCompaction'],
+    ['compacted', 'resumeCompaction', 'indexQueued'],
   );
 }

@@ -38,6 +38,7 @@ import { messagesPort } from './messages.js';
 import { retentionPort } from './retention.js';
 import { LATEST_VERSION, schemaVersion } from './schema.js';
 import { type SearchEngine, searchPort, withoutIndexWrites } from './search.js';
+import { indexPending, SearchIndexer } from './search-queue.js';
 import type { Wakeups } from './wakeups.js';
 import { webhooksPort } from './webhooks.js';
 
@@ -90,8 +91,8 @@ export abstract class SqlStore implements Store {
   private closed = false;
 
   /** Commits a group of live writes; an engine may override it with a faster path it measured. */
-  protected commitGroup(group: readonly IngestRequest[]): Promise<GroupOutcome[]> {
-    return this.writeChanges(hubsOfGroup(group), (tx, clock) =>
+  protected async commitGroup(group: readonly IngestRequest[]): Promise<GroupOutcome[]> {
+    const outcomes = await this.writeChanges(hubsOfGroup(group), (tx, clock) =>
       applyGroup(
         tx,
         clock,
@@ -99,6 +100,33 @@ export abstract class SqlStore implements Store {
         group,
       ),
     );
+    this.queuedForIndex(outcomes);
+    return outcomes;
+  }
+
+  /** Tells the indexer of the messages a group queued. */
+  protected queuedForIndex(outcomes: readonly GroupOutcome[]): void {
+    if (!this.searchIndex) return;
+    const stored = outcomes.reduce((sum, outcome) => sum + ('stored' in outcome ? outcome.stored : 0), 0);
+    if (stored > 0) this.indexer.queuedMessages(stored);
+  }
+
+  /** Indexes the messages queued by live writes, where this store writes (search.ts). */
+  private readonly indexer = new SearchIndexer(
+    (limit) => this.write((tx) => indexPending(tx, this.searchEngine, limit)),
+    (error) => this.onIndexError(error),
+  );
+
+  /** Told when a batch of the index failed (it is tried again): a log line. */
+  protected onIndexError(error: unknown): void {
+    process.stderr.write(
+      `chatlog: search index: a batch failed, tried again soon: ${(error as Error).message}\n`,
+    );
+  }
+
+  /** Looks for messages queued and not yet indexed (a start after a stop, or another node's). */
+  protected lookForQueuedMessages(): void {
+    if (this.searchIndex && !this.forwardWrite) this.indexer.queuedMessages(0);
   }
 
   /**
@@ -159,6 +187,7 @@ export abstract class SqlStore implements Store {
     if (this.closed) return;
     this.closed = true;
     await this.liveWrites.close();
+    await this.indexer.close();
     await this.wakeups.close();
     await this.closeConnections();
   }
@@ -228,7 +257,11 @@ export abstract class SqlStore implements Store {
   search = searchPort(this.engine, {
     index: () => this.searchEngine,
     compacted: () => this.searchCompacted(),
-    resumeCompaction: () => this.resumeSearchCompaction(),
+    resumeCompaction: async () => {
+      this.lookForQueuedMessages();
+      await this.resumeSearchCompaction();
+    },
+    indexQueued: () => this.indexer.drain(),
   });
   conversations = conversationsPort(this.engine);
   changes = changesPort(this.engine, {

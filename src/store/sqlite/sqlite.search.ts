@@ -19,6 +19,7 @@
  */
 import type { Sql } from '../sql/executor.js';
 import { type IndexedMessage, messageTokens, type SearchEngine } from '../sql/search.js';
+import { PENDING_IDS } from '../sql/search-queue.js';
 
 /** Up to this many messages holding a query's tokens (in every hub), the read starts from them. */
 const FEW_CANDIDATES = 10_000;
@@ -44,6 +45,13 @@ const SETTINGS = `INSERT INTO message_search (message_search, rank) VALUES ('del
 
 export const SQLITE_SEARCH: SearchEngine = {
   ddl: DDL,
+  pendingDdl: `
+    CREATE TABLE search_pending (message_id INTEGER PRIMARY KEY);
+    CREATE TRIGGER search_pending_leaves AFTER DELETE ON messages BEGIN
+      DELETE FROM search_pending WHERE message_id = old.id;
+    END;`,
+  // One writer: no other takes the rows meanwhile.
+  claimPending: '',
   add: async (tx: Sql, messages: readonly IndexedMessage[]) => {
     for (const message of messages) {
       await tx.run('INSERT INTO message_search (rowid, tokens) VALUES (?, ?)', [
@@ -63,7 +71,7 @@ export const SQLITE_SEARCH: SearchEngine = {
       [words, FEW_CANDIDATES + 1],
     );
     return {
-      sql: 'm.id IN (SELECT rowid FROM message_search WHERE message_search MATCH ?)',
+      sql: `m.id IN (SELECT rowid FROM message_search WHERE message_search MATCH ? UNION ALL ${PENDING_IDS})`,
       params: [words],
       few: (found?.n ?? 0) <= FEW_CANDIDATES,
     };
