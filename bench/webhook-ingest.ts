@@ -15,8 +15,8 @@
  * `chatlog serve` of another checkout (built: its bin/chatlog and dist/), on the same store: a
  * before and after measured in one run.
  *
- * PostgreSQL: CHATLOG_BENCH_DATABASE_URL (default the local test database), schema
- * chatlog_bench_webhook, dropped before and after (its messages stay between rounds).
+ * PostgreSQL: CHATLOG_BENCH_DATABASE_URL (default the local test database), a schema for each
+ * build (chatlog_bench_webhook_0, _1), dropped before and after (its messages stay between rounds).
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -120,19 +120,23 @@ async function load(
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'chatlog-bench-webhook-'));
 /** The store made once (SQLite: copied for each round). */
 const madeDir = path.join(work, 'made');
-const openStore = (dataDir: string): Store =>
+/** PostgreSQL: each build compared has a schema of its own (a newer one migrates it as it starts). */
+const schemaOf = (build: number) => `${PG_SCHEMA}_${build}`;
+const openStore = (dataDir: string, build: number): Store =>
   kind === 'sqlite'
     ? new SqliteStore({ dataDir })
-    : new PostgresStore({ connectionString: PG_URL, schema: PG_SCHEMA });
-const storeEnv = (dataDir: string): NodeJS.ProcessEnv =>
+    : new PostgresStore({ connectionString: PG_URL, schema: schemaOf(build) });
+const storeEnv = (dataDir: string, build: number): NodeJS.ProcessEnv =>
   kind === 'sqlite'
     ? { CHATLOG_DATA_DIR: dataDir }
-    : { CHATLOG_DATA_DIR: dataDir, DATABASE_URL: PG_URL, CHATLOG_PG_SCHEMA: PG_SCHEMA };
-const dropSchema = async () => {
+    : { CHATLOG_DATA_DIR: dataDir, DATABASE_URL: PG_URL, CHATLOG_PG_SCHEMA: schemaOf(build) };
+const dropSchemas = async () => {
   if (kind !== 'postgres') return;
-  const dropper = new PostgresStore({ connectionString: PG_URL, schema: PG_SCHEMA });
-  await dropper.dropSchema();
-  await dropper.close();
+  for (const build of [0, 1]) {
+    const dropper = new PostgresStore({ connectionString: PG_URL, schema: schemaOf(build) });
+    await dropper.dropSchema();
+    await dropper.close();
+  }
 };
 
 /** A fresh store for a round: a copy of the one made (SQLite), or the same schema (PostgreSQL). */
@@ -144,9 +148,9 @@ function roundDir(name: string): string {
   return dir;
 }
 
-/** The hub's messages in the store of `dataDir`. */
-async function countMessages(dataDir: string): Promise<number> {
-  const store = openStore(dataDir);
+/** The hub's messages in the store of `dataDir` (PostgreSQL: the build's schema). */
+async function countMessages(dataDir: string, build: number): Promise<number> {
+  const store = openStore(dataDir, build);
   let count = 0;
   for await (const batch of store.messages.stream({ hubId: HUB })) count += batch.length;
   await store.close();
@@ -168,19 +172,18 @@ const spread = (values: number[], digits = 0) =>
   `${Math.min(...values).toFixed(digits)} / ${median(values).toFixed(digits)} / ${Math.max(...values).toFixed(digits)}`;
 
 try {
-  await dropSchema();
+  await dropSchemas();
   // Made by the oldest build's own command line (the --against checkout's, else this one's), so
   // that every build compared can open it: a newer one migrates its copy as it starts.
   const maker = path.join(path.resolve(against ?? ROOT), 'bin', 'chatlog');
-  const cli = (...cliArgs: string[]) =>
+  const cli = (build: number, ...cliArgs: string[]) =>
     execFileSync(process.execPath, [maker, ...cliArgs], {
-      env: { ...process.env, ...storeEnv(madeDir), CHATLOG_SECRET: SECRET, LOG_LEVEL: 'warn' },
+      env: { ...process.env, ...storeEnv(madeDir, build), CHATLOG_SECRET: SECRET, LOG_LEVEL: 'warn' },
       stdio: ['ignore', 'ignore', 'inherit'],
     });
-  cli('hub', 'add', HUB, '--line-channel-secret', CHANNEL_SECRET);
+  const started = performance.now();
+  const file = path.join(work, 'messages.ndjson');
   if (prefill > 0) {
-    const started = performance.now();
-    const file = path.join(work, 'messages.ndjson');
     const out = fs.openSync(file, 'w');
     const size = {
       messages: prefill,
@@ -207,10 +210,15 @@ try {
       );
     }
     fs.closeSync(out);
-    cli('import', HUB, file);
+  }
+  for (const build of kind === 'sqlite' ? [0] : against ? [0, 1] : [0]) {
+    cli(build, 'hub', 'add', HUB, '--line-channel-secret', CHANNEL_SECRET);
+    if (prefill > 0) cli(build, 'import', HUB, file);
+  }
+  if (prefill > 0) {
     fs.rmSync(file);
     console.error(
-      `a store of ${prefill.toLocaleString('en-US')} messages made in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+      `the store of ${prefill.toLocaleString('en-US')} messages made in ${((performance.now() - started) / 1000).toFixed(1)} s`,
     );
   }
 
@@ -232,21 +240,22 @@ try {
     // Alternating, so that a slow minute of the machine falls on both.
     const order = round % 2 === 0 ? builds : [...builds].reverse();
     for (const build of order) {
-      const dataDir = roundDir(`round-${round}-${builds.indexOf(build)}`);
-      const before = await countMessages(dataDir);
+      const index = builds.indexOf(build);
+      const dataDir = roundDir(`round-${round}-${index}`);
+      const before = await countMessages(dataDir, index);
       const {
         child: server,
         pid,
         base: url,
       } = await startChatlog(
         // Default settings, as an operator runs it: a log line a request (LOG_LEVEL info) included.
-        { ...storeEnv(dataDir), CHATLOG_SECRET: SECRET, LOG_LEVEL: logLevel },
+        { ...storeEnv(dataDir, index), CHATLOG_SECRET: SECRET, LOG_LEVEL: logLevel },
         { workers, root: build.root },
       );
-      const result = await load(`${url}/webhooks/line/${HUB}`, `r${round}b${builds.indexOf(build)}`, pid);
+      const result = await load(`${url}/webhooks/line/${HUB}`, `r${round}b${index}`, pid);
       await stop(server);
       // Every acknowledged event must be in the store.
-      const stored = (await countMessages(dataDir)) - before;
+      const stored = (await countMessages(dataDir, index)) - before;
       if (stored < result.acknowledgedEvents) build.lost += result.acknowledgedEvents - stored;
       build.runs.push(result);
       if (kind === 'sqlite') fs.rmSync(dataDir, { recursive: true, force: true });
@@ -312,5 +321,5 @@ try {
 } finally {
   await stopAll();
   fs.rmSync(work, { recursive: true, force: true });
-  await dropSchema();
+  await dropSchemas();
 }

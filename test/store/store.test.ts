@@ -79,7 +79,7 @@ test('a message unsent by a later request of its group leaves no search entry, a
     const count = async (table: string) => Number(await onDatabase('', `SELECT COUNT(*) FROM ${table}`, own));
     const assertEntries = async () => {
       await store.search.indexQueued();
-      assert.equal(await count('search_pending'), 0);
+      if (!t.env.DATABASE_URL) assert.equal(await count('search_pending'), 0);
       assert.equal(
         await count(t.env.DATABASE_URL ? 'message_search' : 'message_search_docsize'),
         await count('messages'),
@@ -111,7 +111,7 @@ test('a message unsent by a later request of its group leaves no search entry, a
   }
 });
 
-test('a live message is found at once, indexed a moment later by itself; a stop leaves the queue to the next start', async () => {
+test('a live message is found at once, indexed a moment later by itself (SQLite); a stop leaves the queue to the next start', async () => {
   const own = await createTestStore();
   try {
     await own.store.hubs.upsert('18', {}, Date.now());
@@ -126,7 +126,10 @@ test('a live message is found at once, indexed a moment later by itself; a stop 
       sourceKind: 'user',
       sourceChatId: null,
     });
-    const queued = async () => Number(await onDatabase('', 'SELECT COUNT(*) FROM search_pending', own));
+    // SQLite queues live messages for the index; PostgreSQL indexes them in their transaction (the
+    // queue stays empty there, and everything below holds all the same).
+    const queued = async () =>
+      own.env.DATABASE_URL ? 0 : Number(await onDatabase('', 'SELECT COUNT(*) FROM search_pending', own));
     const found = async (store: typeof own.store, term: string) =>
       (await store.search.page({ hubId: '18', terms: [term], limit: 10, scanFirst: 0 })).hits.map(
         (hit) => hit.message.msg,
@@ -179,7 +182,6 @@ test('an upgrade from a store whose search index holds the tokens before migrati
   await onDatabase(
     t.env.DATABASE_URL
       ? `UPDATE message_search SET tokens = 'u00004e b00004e000041'::tsvector;
-         DROP TABLE search_pending;
          DELETE FROM schema_migrations WHERE version >= 16;`
       : `INSERT INTO message_search (message_search) VALUES ('delete-all');
          INSERT INTO message_search (rowid, tokens) SELECT id, 'u00004e b00004e000041' FROM messages;

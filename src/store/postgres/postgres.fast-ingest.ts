@@ -24,6 +24,7 @@ import {
   UnlockedHub,
 } from '../sql/changes.js';
 import { hubsOfGroup, type IngestRequest } from '../sql/ingest.js';
+import { messageTokens } from '../sql/search.js';
 import type { IngestOperation, IngestOutcome } from '../store.js';
 import { postgresSql, storable, withLiterals } from './postgres.sql.js';
 import { announcementStatements } from './postgres.wakeups.js';
@@ -142,8 +143,8 @@ async function storeMessages(
       all.map(({ op }) => assignedMessageId(op.sourceId, natural(op) ? 0 : 1)),
       all.map(({ op }) => op.line ?? null),
       all.map(({ seq }) => seq),
-      // Queued for the index (../sql/search.ts: searchable once answered, indexed in batches after).
-      all.map(() => (searchIndex ? 'q' : null)),
+      // Searchable once answered (./postgres.search.ts): made here for every message, kept for the stored.
+      all.map(({ op }) => (searchIndex ? messageTokens(storable(op.msg)) : null)),
       all.map(({ op }) => op.content?.lineMessageId ?? null),
       all.map(({ op }) => op.content?.kind ?? null),
       all.map(({ op }) => op.content?.fileName ?? null),
@@ -211,7 +212,8 @@ const STORE_MESSAGES_SQL = `
     FROM message JOIN x ON x.h = message.hub_id AND x.sid = message.source_id
     ORDER BY message.id, x.o),
   indexed AS (
-    INSERT INTO search_pending (message_id) SELECT id FROM stored WHERE tok IS NOT NULL),
+    INSERT INTO message_search (message_id, hub_id, tokens)
+    SELECT id, hub_id, tok::tsvector FROM stored WHERE tok IS NOT NULL),
   queued AS (
     INSERT INTO content_items (hub_id, message_id, line_message_id, kind, file_name, state,
                                next_attempt_at, created_at, updated_at)

@@ -6,7 +6,6 @@
  */
 import type { Sql, SqlValue } from '../sql/executor.js';
 import { type IndexedMessage, messageTokens, type SearchEngine } from '../sql/search.js';
-import { PENDING_IDS } from '../sql/search-queue.js';
 import { storable } from './postgres.sql.js';
 
 /** Index rows of many messages in one statement (also the import's); numbered for a raw client too. */
@@ -27,13 +26,12 @@ const GIN = 'CREATE INDEX message_search_tokens ON message_search USING gin (tok
 
 export const POSTGRES_SEARCH: SearchEngine = {
   keptText: storable,
-  pendingDdl: `
-    CREATE TABLE search_pending (
-      message_id BIGINT PRIMARY KEY REFERENCES messages(id) ON DELETE CASCADE
-    );`,
-  // Several nodes index: each takes rows no other holds. The message is held too (its index row's
-  // foreign key would wait for it), and one an erasure or retention is deleting is left to them.
-  claimPending: 'FOR UPDATE OF p SKIP LOCKED FOR KEY SHARE OF m SKIP LOCKED',
+  // Each message indexed in its own transaction: the GIN index keeps a pending list of its own, and a
+  // queue of ours cost PostgreSQL more than it saved (247 -> 394 µs of its CPU a webhook, on a
+  // store of 300,000: npm run bench -- webhook-ingest --store postgres).
+  indexLater: false,
+  pendingDdl: '-- PostgreSQL: no queue (indexLater false)',
+  claimPending: '',
   ddl: `
     CREATE TABLE message_search (
       message_id BIGINT PRIMARY KEY REFERENCES messages(id) ON DELETE CASCADE,
@@ -49,7 +47,7 @@ export const POSTGRES_SEARCH: SearchEngine = {
   // PostgreSQL's planner weighs the GIN index against the time index itself. Not correlated with
   // m (no `hub_id = m.hub_id`): correlated, it scanned message_search once per message (bench, 2M hub).
   match: async (_reads, tokens) => ({
-    sql: `m.id IN (SELECT message_id FROM message_search WHERE tokens @@ ?::tsquery UNION ALL ${PENDING_IDS})`,
+    sql: 'm.id IN (SELECT message_id FROM message_search WHERE tokens @@ ?::tsquery)',
     params: [tokens.map(({ token, prefix }) => (prefix ? `${token}:*` : token)).join(' & ')],
     few: false,
   }),

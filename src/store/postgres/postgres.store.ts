@@ -365,7 +365,6 @@ export class PostgresStore extends SqlStore {
       });
       if (stored) {
         if (stored.grown.length > 0) this.wakeups.wake(stored.grown);
-        this.queuedForIndex(stored.outcomes);
         return stored.outcomes;
       }
     }

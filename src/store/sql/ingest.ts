@@ -213,7 +213,8 @@ export async function applyGroup(
       outcomes.push({ failed: error });
     }
   }
-  await queueForIndex(tx, search, [...index.rows.keys()]);
+  if (search.indexLater) await queueForIndex(tx, [...index.rows.keys()]);
+  else await search.add(tx, [...index.rows.values()]);
   return outcomes;
 }
 

@@ -1,10 +1,11 @@
 /**
- * The search index's queue (CONTRACT §12: a message is found once its request is answered): every
- * live message is queued in the transaction that stores it, and indexed a moment later in batches
- * (SearchIndexer, where the store writes), hundreds a transaction, which costs FTS5 a third of what
- * a few a commit did; search reads the queued messages as candidates meanwhile (PENDING_IDS, in
- * each engine's match). The queue is in the store, so a crash loses nothing of it: the next start
- * indexes what is left (search.resumeCompaction). Migration 17 made it.
+ * The search index's queue, where the engine indexes later (SearchEngine.indexLater: SQLite), and
+ * CONTRACT §12 still holds (a message is found once its request is answered): every live message is
+ * queued in the transaction that stores it, and indexed a moment later in batches (SearchIndexer,
+ * on the writer), hundreds a transaction, which costs FTS5 a third of what a few a commit did;
+ * search reads the queued messages as candidates meanwhile (PENDING_IDS, in the engine's match).
+ * The queue is in the store, so a crash loses nothing of it: the next start indexes what is left
+ * (search.resumeCompaction). Migration 17 made it.
  */
 import type { Sql, Transaction } from './executor.js';
 import type { SearchEngine } from './search.js';
@@ -16,8 +17,7 @@ export const PENDING_IDS = 'SELECT message_id FROM search_pending';
 const QUEUE_STATEMENT_IDS = 500;
 
 /** Queues new messages for the index, in the transaction that stores them (applyGroup). */
-export async function queueForIndex(tx: Sql, engine: SearchEngine, ids: readonly number[]): Promise<void> {
-  if (engine.queued === false) return;
+export async function queueForIndex(tx: Sql, ids: readonly number[]): Promise<void> {
   for (let start = 0; start < ids.length; start += QUEUE_STATEMENT_IDS) {
     const chunk = ids.slice(start, start + QUEUE_STATEMENT_IDS);
     await tx.run(

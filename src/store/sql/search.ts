@@ -163,9 +163,11 @@ export interface SearchEngine {
   /** Creates the index (migrations 9 and 16), empty. */
   ddl: string;
   /**
-   * Creates search_pending (migration 17): message ids, each gone with its message (SQLite: a
-   * trigger; PostgreSQL: ON DELETE CASCADE).
+   * Whether a live message is queued for the index and indexed in a batch after its transaction
+   * (search-queue.ts), rather than in it.
    */
+  indexLater: boolean;
+  /** Creates search_pending (migration 17): message ids, each gone with its message. */
   pendingDdl: string;
   /** What the indexer's read of the queue adds to lock its rows and pass over another node's (PostgreSQL). */
   claimPending: string;
@@ -193,8 +195,6 @@ export interface SearchEngine {
   deleting?: { before: string; after: string };
   /** The text as the engine keeps it, where it differs (PostgreSQL: U+0000 as U+FFFD, postgres.sql.ts). */
   keptText?: (text: string) => string;
-  /** False when new messages are not queued for the index (withoutIndexWrites). */
-  queued?: boolean;
 }
 
 /**
@@ -203,7 +203,7 @@ export interface SearchEngine {
  * before; a store serving users always indexes.
  */
 export function withoutIndexWrites(engine: SearchEngine): SearchEngine {
-  return { ...engine, add: async () => undefined, queued: false };
+  return { ...engine, add: async () => undefined, indexLater: false };
 }
 
 /** Index rows written per statement when a migration fills the index. */

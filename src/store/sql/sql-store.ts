@@ -106,7 +106,7 @@ export abstract class SqlStore implements Store {
 
   /** Tells the indexer of the messages a group queued. */
   protected queuedForIndex(outcomes: readonly GroupOutcome[]): void {
-    if (!this.searchIndex) return;
+    if (!this.searchIndex || !this.searchEngine.indexLater) return;
     const stored = outcomes.reduce((sum, outcome) => sum + ('stored' in outcome ? outcome.stored : 0), 0);
     if (stored > 0) this.indexer.queuedMessages(stored);
   }
@@ -126,7 +126,8 @@ export abstract class SqlStore implements Store {
 
   /** Looks for messages queued and not yet indexed (a start after a stop, or another node's). */
   protected lookForQueuedMessages(): void {
-    if (this.searchIndex && !this.forwardWrite) this.indexer.queuedMessages(0);
+    if (this.searchIndex && this.searchEngine.indexLater && !this.forwardWrite)
+      this.indexer.queuedMessages(0);
   }
 
   /**
@@ -261,7 +262,7 @@ export abstract class SqlStore implements Store {
       this.lookForQueuedMessages();
       await this.resumeSearchCompaction();
     },
-    indexQueued: () => this.indexer.drain(),
+    indexQueued: async () => (this.searchEngine.indexLater ? this.indexer.drain() : 0),
   });
   conversations = conversationsPort(this.engine);
   changes = changesPort(this.engine, {

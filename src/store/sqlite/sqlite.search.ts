@@ -50,6 +50,8 @@ export const SQLITE_SEARCH: SearchEngine = {
     CREATE TRIGGER search_pending_leaves AFTER DELETE ON messages BEGIN
       DELETE FROM search_pending WHERE message_id = old.id;
     END;`,
+  // A few messages a commit made FTS5 write and merge a segment each time (search-queue.ts).
+  indexLater: true,
   // One writer: no other takes the rows meanwhile.
   claimPending: '',
   add: async (tx: Sql, messages: readonly IndexedMessage[]) => {
