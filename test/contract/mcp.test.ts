@@ -273,20 +273,19 @@ test('each tool call is one audit record, mcp:<tool>, with the messages it retur
   const deadline = Date.now() + 10_000;
   let records: AuditRecord[] = [];
   const isThisCall = (r: AuditRecord) => r.endpoint === 'mcp:get_conversation' && r.messages === 3;
-  // Written within a second (the recorder batches them): wait for this test's own call.
+  const isRefused = (r: AuditRecord) => r.endpoint === 'mcp:search_messages' && r.query?.includes('audit-me');
+  // Written within a second (the recorder batches them): wait for this test's own calls.
   while (Date.now() < deadline) {
     records = (await server.store.audit.list({ hubId: HUB, limit: 500 })).filter((r) =>
       r.endpoint.startsWith('mcp:'),
     );
-    if (records.some(isThisCall)) break;
+    if (records.some(isThisCall) && records.some(isRefused)) break;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   const conversation = records.find(isThisCall);
   assert.ok(conversation, JSON.stringify(records.slice(0, 3)));
   assert.equal(conversation.status, 200);
-  const refusedRecord = records.find(
-    (r) => r.endpoint === 'mcp:search_messages' && r.query?.includes('audit-me'),
-  );
+  const refusedRecord = records.find(isRefused);
   assert.ok(refusedRecord, 'the refused call is a record');
   assert.equal(refusedRecord.status, 400);
   assert.equal(refusedRecord.messages, null);

@@ -292,10 +292,15 @@ function auditedInput(schema: Schema): Schema {
     '~standard': {
       ...standard,
       validate: (data: unknown) => {
-        const checked = standard.validate(data) as Awaited<ReturnType<typeof standard.validate>>;
-        if (!checked.issues) return checked;
-        const message = checked.issues.map((issue) => issue.message).join('; ');
-        return { value: { [REFUSED]: { message, given: data } } as Arguments };
+        type Result = Awaited<ReturnType<typeof standard.validate>>;
+        const handOn = (checked: Result): Result => {
+          if (!checked.issues) return checked;
+          const message = checked.issues.map((issue) => issue.message).join('; ');
+          return { value: { [REFUSED]: { message, given: data } } as Arguments };
+        };
+        // A Standard Schema may answer later (a promise); the SDK's own answers at once.
+        const checked = standard.validate(data);
+        return checked instanceof Promise ? checked.then(handOn) : handOn(checked);
       },
     },
   } as Schema;

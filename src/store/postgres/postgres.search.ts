@@ -31,7 +31,6 @@ export const POSTGRES_SEARCH: SearchEngine = {
   // store of 300,000: npm run bench -- webhook-ingest --store postgres).
   indexLater: false,
   pendingDdl: '-- PostgreSQL: no queue (indexLater false)',
-  claimPending: '',
   ddl: `
     CREATE TABLE message_search (
       message_id BIGINT PRIMARY KEY REFERENCES messages(id) ON DELETE CASCADE,

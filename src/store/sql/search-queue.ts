@@ -13,44 +13,30 @@ import type { SearchEngine } from './search.js';
 /** The ids of the messages queued: what a search reads as candidates besides the index's. */
 export const PENDING_IDS = 'SELECT message_id FROM search_pending';
 
-/** Ids a statement of the queue takes at once (an IN list: far under every engine's parameter limit). */
-const QUEUE_STATEMENT_IDS = 500;
-
 /** Queues new messages for the index, in the transaction that stores them (applyGroup). */
 export async function queueForIndex(tx: Sql, ids: readonly number[]): Promise<void> {
-  for (let start = 0; start < ids.length; start += QUEUE_STATEMENT_IDS) {
-    const chunk = ids.slice(start, start + QUEUE_STATEMENT_IDS);
-    await tx.run(
-      `INSERT INTO search_pending (message_id) VALUES ${chunk.map(() => '(?)').join(', ')}`,
-      chunk,
-    );
-  }
+  for (const id of ids) await tx.run('INSERT INTO search_pending (message_id) VALUES (?)', [id]);
 }
 
 /**
- * Indexes up to `limit` queued messages, oldest first, and takes them off the queue, in `tx`;
- * resolves how many it took. A message deleted meanwhile left the queue with it.
+ * Indexes up to `limit` queued messages, oldest first, and takes them off the queue, in `tx` (of the
+ * store's one writer: nothing is queued meanwhile); resolves how many it took. A message deleted
+ * meanwhile left the queue with it (a trigger).
  */
 export async function indexPending(tx: Transaction, engine: SearchEngine, limit: number): Promise<number> {
   const rows = await tx.all<{ id: number; hub_id: string; msg: string }>(
     `SELECT p.message_id AS id, m.hub_id, m.msg FROM search_pending AS p
      JOIN messages AS m ON m.id = p.message_id
-     ORDER BY p.message_id LIMIT ? ${engine.claimPending}`,
+     ORDER BY p.message_id LIMIT ?`,
     [limit],
   );
-  if (rows.length === 0) return 0;
+  const last = rows.at(-1);
+  if (!last) return 0;
   await engine.add(
     tx,
     rows.map((row) => ({ id: Number(row.id), hubId: row.hub_id, msg: row.msg })),
   );
-  const ids = rows.map((row) => Number(row.id));
-  for (let start = 0; start < ids.length; start += QUEUE_STATEMENT_IDS) {
-    const chunk = ids.slice(start, start + QUEUE_STATEMENT_IDS);
-    await tx.run(
-      `DELETE FROM search_pending WHERE message_id IN (${chunk.map(() => '?').join(', ')})`,
-      chunk,
-    );
-  }
+  await tx.run('DELETE FROM search_pending WHERE message_id <= ?', [Number(last.id)]);
   return rows.length;
 }
 

@@ -169,8 +169,6 @@ export interface SearchEngine {
   indexLater: boolean;
   /** Creates search_pending (migration 17): message ids, each gone with its message. */
   pendingDdl: string;
-  /** What the indexer's read of the queue adds to lock its rows and pass over another node's (PostgreSQL). */
-  claimPending: string;
   /** Writes the index rows of new messages, in the caller's transaction. */
   add(tx: Sql, messages: readonly IndexedMessage[]): Promise<void>;
   /**

@@ -52,8 +52,6 @@ export const SQLITE_SEARCH: SearchEngine = {
     END;`,
   // A few messages a commit made FTS5 write and merge a segment each time (search-queue.ts).
   indexLater: true,
-  // One writer: no other takes the rows meanwhile.
-  claimPending: '',
   add: async (tx: Sql, messages: readonly IndexedMessage[]) => {
     for (const message of messages) {
       await tx.run('INSERT INTO message_search (rowid, tokens) VALUES (?, ?)', [
