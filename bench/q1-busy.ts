@@ -27,6 +27,7 @@ import type { Store } from '../src/store/store.js';
 import { readArgs } from './args.js';
 import { type DatasetSize, FULL_SIZE, LARGE_HUB, loadDataset, START_MS } from './dataset.js';
 import type { RpsResult } from './load.js';
+import { treeCpuSeconds } from './proc.js';
 import { ROOT, runJson, startChatlog, stop, stopAll, waitForLine } from './processes.js';
 import { type SenderResult, spawnWebhookSender } from './webhook-rate.js';
 
@@ -178,6 +179,10 @@ interface Phase {
   /** Q1's ETag as seen every 100 ms during the phase: polls, and how many found it changed. */
   polls: number;
   etagChanges: number;
+  /** The server's CPU (its threads, /proc) while the phase ran, seconds. */
+  serverCpuSeconds: number;
+  /** The phase's length as run, seconds. */
+  wallSeconds: number;
 }
 
 const day = (offset: number) =>
@@ -291,7 +296,7 @@ async function measure(
     const q1Messages = contactsOfDay.reduce((n, c) => n + c.messages.length, 0);
     const webhookUrl = `${server.base}/webhooks/line/${LARGE_HUB}`;
 
-    const phase = async (name: string, rate: number, order: Order | null) => {
+    const phase = async (name: string, rate: number, order: Order | null, reads = true) => {
       const senderChild = order
         ? spawnSender(webhookUrl, rate, order, seconds + 2, manifest.size.contacts)
         : null;
@@ -307,7 +312,28 @@ async function measure(
       const current = await conditionalGet(q1Url, currentAgent, undefined);
       currentAgent.destroy();
       const stopWatching = watchEtag(q1Url, current.etag);
-      const q1 = await runJson<RpsResult>('load.ts', ['rps', q1Url, String(connections), String(seconds)]);
+      const cpu0 = treeCpuSeconds(server.pid);
+      const started = performance.now();
+      const q1 = reads
+        ? await runJson<RpsResult>('load.ts', ['rps', q1Url, String(connections), String(seconds)])
+        : await new Promise<RpsResult>((resolve) =>
+            setTimeout(
+              () =>
+                resolve({
+                  requestsPerSecond: 0,
+                  requests: 0,
+                  p50ms: 0,
+                  p99ms: 0,
+                  bytesPerSecond: 0,
+                  errors: 0,
+                  non2xx: 0,
+                  seconds,
+                }),
+              seconds * 1000,
+            ),
+          );
+      const serverCpuSeconds = treeCpuSeconds(server.pid) - cpu0;
+      const wallSeconds = (performance.now() - started) / 1000;
       const watched = await stopWatching();
       const webhooks = await senderResult;
       if (senderChild) await stop(senderChild);
@@ -319,6 +345,8 @@ async function measure(
         webhooks,
         polls: watched.polls,
         etagChanges: watched.changes,
+        serverCpuSeconds,
+        wallSeconds,
       };
       phases.push(result);
       console.log(
@@ -329,10 +357,14 @@ async function measure(
             : ''),
       );
     };
+    // Not measured: the first seconds of a server read slower (its caches fill, its code is compiled).
+    await runJson<RpsResult>('load.ts', ['rps', q1Url, String(connections), '3']);
     await phase('Q1 alone', 0, null);
     for (const rate of rates) {
       for (const order of orders) {
         const how = order === 'concurrent' ? 'sent when due (concurrent)' : 'one at a time';
+        // The webhooks' own CPU, taken away from the next phase's to leave the reads' (issue 45).
+        await phase(`${rate} webhooks/s alone, ${how}`, rate, order, false);
         await phase(`Q1 with ${rate} webhooks/s, ${how}`, rate, order);
       }
     }
@@ -349,14 +381,25 @@ function table(kind: StoreKind, result: Awaited<ReturnType<typeof measure>>): st
   const lines = [
     `### ${kind}: ${result.commit} (${result.server}), Q1 = ${day(Q1_DAY)}, ${result.q1Messages} messages, of ${result.manifest.size.messages.toLocaleString('en-US')} in the large hub`,
     '',
-    '| phase | Q1 requests/s | ratio | Q1 p50 (ms) | Q1 p99 (ms) | ratio | Q1 errors + non-2xx | Q1 ETag changes / polls | webhooks acknowledged/s | webhook p99 (ms) |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+    "| phase | Q1 requests/s | ratio | Q1 p50 (ms) | Q1 p99 (ms) | ratio | Q1 errors + non-2xx | Q1 ETag changes / polls | webhooks acknowledged/s | webhook p99 (ms) | server CPU µs a read (webhooks' own taken away) | ratio |",
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
   ];
-  for (const p of result.phases) {
+  // Issue 45's goal 4: the server's CPU a read, less what the same webhooks cost it alone (the phase
+  // before, at the same rate), against a read's with no webhooks; at most 1.25 times.
+  const perRead = (p: Phase, i: number) => {
+    if (p.q1.requests === 0) return undefined;
+    const alone = p.webhooks ? result.phases[i - 1] : undefined;
+    const webhookCpu =
+      alone && alone.q1.requests === 0 ? (alone.serverCpuSeconds / alone.wallSeconds) * p.wallSeconds : 0;
+    return ((p.serverCpuSeconds - webhookCpu) / p.q1.requests) * 1e6;
+  };
+  const baseRead = base ? perRead(base, 0) : undefined;
+  result.phases.forEach((p, i) => {
+    const read = perRead(p, i);
     lines.push(
-      `| ${p.name} | ${Math.round(p.q1.requestsPerSecond)} | ${base ? (p.q1.requestsPerSecond / base.q1.requestsPerSecond).toFixed(2) : ''} | ${p.q1.p50ms} | ${p.q1.p99ms} | ${base ? (p.q1.p99ms / Math.max(1, base.q1.p99ms)).toFixed(2) : ''} | ${p.q1.errors + p.q1.non2xx} | ${p.etagChanges} / ${p.polls} | ${p.webhooks ? `${p.webhooks.eventsPerSecond.toFixed(1)}${p.webhooks.failed ? ` (${p.webhooks.failed} failed)` : ''}` : ''} | ${p.webhooks ? p.webhooks.p99ms.toFixed(1) : ''} |`,
+      `| ${p.name} | ${Math.round(p.q1.requestsPerSecond)} | ${base ? (p.q1.requestsPerSecond / base.q1.requestsPerSecond).toFixed(2) : ''} | ${p.q1.p50ms} | ${p.q1.p99ms} | ${base ? (p.q1.p99ms / Math.max(1, base.q1.p99ms)).toFixed(2) : ''} | ${p.q1.errors + p.q1.non2xx} | ${p.etagChanges} / ${p.polls} | ${p.webhooks ? `${p.webhooks.eventsPerSecond.toFixed(1)}${p.webhooks.failed ? ` (${p.webhooks.failed} failed)` : ''}` : ''} | ${p.webhooks ? p.webhooks.p99ms.toFixed(1) : ''} | ${read === undefined ? `(${((p.serverCpuSeconds / p.wallSeconds) * 100).toFixed(0)} % of a core)` : read.toFixed(0)} | ${read !== undefined && baseRead ? (read / baseRead).toFixed(2) : ''} |`,
     );
-  }
+  });
   return lines.join('\n');
 }
 
