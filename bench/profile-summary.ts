@@ -76,6 +76,13 @@ const packageOf = (url: string) => {
 };
 
 const add = (map: Map<string, number>, key: string, us: number) => map.set(key, (map.get(key) ?? 0) + us);
+/** Whether a frame is under another frame of function `name` (its time is counted there already). */
+const nestedIn = (id: number, name: string) => {
+  for (let at = parent.get(id); at !== undefined; at = parent.get(at)) {
+    if (byId.get(at)?.callFrame.functionName === name) return true;
+  }
+  return false;
+};
 const functions = new Map<string, number>();
 const packages = new Map<string, number>();
 for (const [id, us] of self) {
@@ -111,11 +118,7 @@ if (within) {
   for (const node of profile.nodes) {
     if (node.callFrame.functionName !== within) continue;
     // Not counted twice when the frame is under another of the same name.
-    let nested = false;
-    for (let at = parent.get(node.id); at !== undefined; at = parent.get(at)) {
-      if (byId.get(at)?.callFrame.functionName === within) nested = true;
-    }
-    if (nested) continue;
+    if (nestedIn(node.id, within)) continue;
     under += inclusive.get(node.id) ?? 0;
     add(children, '(self)', self.get(node.id) ?? 0);
     for (const child of node.children ?? []) {
@@ -159,12 +162,7 @@ if (inclusiveNames) {
   for (const name of inclusiveNames) {
     let sum = 0;
     for (const node of profile.nodes) {
-      if (node.callFrame.functionName !== name) continue;
-      let nested = false;
-      for (let at = parent.get(node.id); at !== undefined; at = parent.get(at)) {
-        if (byId.get(at)?.callFrame.functionName === name) nested = true;
-      }
-      if (!nested) sum += under.get(node.id) ?? 0;
+      if (node.callFrame.functionName === name && !nestedIn(node.id, name)) sum += under.get(node.id) ?? 0;
     }
     totals.set(name, sum);
   }

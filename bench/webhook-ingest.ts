@@ -27,6 +27,7 @@ import { SqliteStore } from '../src/store/sqlite/sqlite.store.js';
 import type { Store } from '../src/store/store.js';
 import { readArgs } from './args.js';
 import { largeHubBatches } from './dataset.js';
+import { median } from './feed-common.js';
 import { postgresCpuSeconds, threadCpuSeconds, threadCpuSince, treeCpuSeconds } from './proc.js';
 import { ROOT, runWebhookLoad, startBaseline, startChatlog, stop, stopAll } from './processes.js';
 
@@ -164,10 +165,6 @@ interface Build {
   lost: number;
 }
 
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor((sorted.length - 1) / 2)] ?? Number.NaN;
-};
 const spread = (values: number[], digits = 0) =>
   `${Math.min(...values).toFixed(digits)} / ${median(values).toFixed(digits)} / ${Math.max(...values).toFixed(digits)}`;
 

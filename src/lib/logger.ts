@@ -61,8 +61,9 @@ export function bufferedStdout(): { stream: DestinationStream; close(): void } {
   process.once('exit', flush);
   return {
     stream,
-    /** Writes what is buffered (lines logged after still go, at the next flush or at exit). */
+    /** Writes what is buffered (lines logged after still go, at the next periodic flush). */
     close() {
+      process.off('exit', flush);
       flush();
     },
   };

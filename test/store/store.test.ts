@@ -56,6 +56,19 @@ async function onDatabase(statements: string, query?: string, of: TestStore = t)
   }
 }
 
+/** A LINE message from Ua, as a webhook brings it. */
+const live = (sourceId: string, msg: string): IngestOperation => ({
+  kind: 'message',
+  lineId: 'Ua',
+  sender: null,
+  msg,
+  contentType: 'text',
+  createdAt: Date.now(),
+  sourceId,
+  sourceKind: 'user',
+  sourceChatId: null,
+});
+
 test('a message unsent by a later request of its group leaves no search entry, and its row id given again is the new message', async () => {
   // On SQLite, a store without its writer thread: requests made in one turn of the event loop are
   // then one group for sure (through the thread, each arrives on its own).
@@ -63,17 +76,6 @@ test('a message unsent by a later request of its group leaves no search entry, a
   const store = own.store;
   try {
     await store.hubs.upsert('17', {}, Date.now());
-    const live = (sourceId: string, msg: string): IngestOperation => ({
-      kind: 'message',
-      lineId: 'Ua',
-      sender: null,
-      msg,
-      contentType: 'text',
-      createdAt: Date.now(),
-      sourceId,
-      sourceKind: 'user',
-      sourceChatId: null,
-    });
     const unsend = (sourceId: string): IngestOperation => ({ kind: 'unsend', sourceId, at: Date.now() });
     // Once the queue is indexed, one index entry for each stored message, none for those taken back.
     const count = async (table: string) => Number(await onDatabase('', `SELECT COUNT(*) FROM ${table}`, own));
@@ -115,17 +117,6 @@ test('a live message is found at once, indexed a moment later by itself (SQLite)
   const own = await createTestStore();
   try {
     await own.store.hubs.upsert('18', {}, Date.now());
-    const live = (sourceId: string, msg: string): IngestOperation => ({
-      kind: 'message',
-      lineId: 'Ua',
-      sender: null,
-      msg,
-      contentType: 'text',
-      createdAt: Date.now(),
-      sourceId,
-      sourceKind: 'user',
-      sourceChatId: null,
-    });
     // SQLite queues live messages for the index; PostgreSQL indexes them in their transaction (the
     // queue stays empty there, and everything below holds all the same).
     const queued = async () =>
@@ -138,9 +129,12 @@ test('a live message is found at once, indexed a moment later by itself (SQLite)
     // Answered: searchable, from the queue.
     assert.deepEqual(await found(own.store, 'queued'), ['QUEUED 予約']);
     // A moment later the indexer took it, unasked.
-    const deadline = Date.now() + 10_000;
-    while ((await queued()) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    assert.equal(await queued(), 0, 'indexed within a few seconds');
+    const emptied = async () => {
+      for (const deadline = Date.now() + 10_000; (await queued()) > 0 && Date.now() < deadline; )
+        await new Promise((r) => setTimeout(r, 50));
+      return queued();
+    };
+    assert.equal(await emptied(), 0, 'indexed within a few seconds');
     assert.deepEqual(await found(own.store, 'queued'), ['QUEUED 予約']);
     // Queued and then stopped before the indexer ran: the next start indexes it.
     await own.store.messages.ingest('18', [live('q2', 'LEFTOVER 予約')], Date.now());
@@ -150,9 +144,7 @@ test('a live message is found at once, indexed a moment later by itself (SQLite)
       await again.migrate();
       assert.deepEqual(await found(again, 'leftover'), ['LEFTOVER 予約'], 'found from the queue');
       await again.search.resumeCompaction();
-      const until = Date.now() + 10_000;
-      while ((await queued()) > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
-      assert.equal(await queued(), 0, 'indexed after the start');
+      assert.equal(await emptied(), 0, 'indexed after the start');
       assert.deepEqual(await found(again, '予約'), ['LEFTOVER 予約', 'QUEUED 予約']);
     } finally {
       await again.close();
