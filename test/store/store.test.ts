@@ -411,6 +411,43 @@ test('answer versions: concurrent webhooks just after a change of history, store
   assert.notEqual(await version(Date.UTC(2024, 1, 6)), pastDay);
 });
 
+test('answer versions: a hub whose newest message is ahead of the webhooks arriving keeps its past ranges after the first', async () => {
+  // A hub imported with messages dated later than now (a whole "today", an import ahead of the
+  // clock): the webhooks arriving now are older than its newest message. The first changes every
+  // range once; the rest, even a little out of order among themselves, leave yesterday alone.
+  await t.hubs.add('9', {});
+  const now = Date.UTC(2026, 10, 26, 3);
+  const op = (id: string, createdAt: number) => ({
+    kind: 'message' as const,
+    lineId: 'Ux',
+    sender: null,
+    msg: id,
+    contentType: 'text',
+    createdAt,
+    sourceId: `test:9:${id}`,
+    sourceKind: null,
+    sourceChatId: null,
+  });
+  const version = async (toMsExclusive?: number) =>
+    answerVersion(await t.store.messages.versions('9'), toMsExclusive);
+  const yesterdayEnds = Date.UTC(2026, 10, 26);
+  await t.store.messages.ingest(
+    '9',
+    [op('yesterday', yesterdayEnds - 3_600_000), op('ahead', now + 20 * 3_600_000)],
+    0,
+  );
+  await t.store.messages.ingest('9', [op('w0', now)], 0);
+  const yesterday = await version(yesterdayEnds);
+  for (const [i, at] of [now + 300, now + 100, now + 200, now + 1_000, now + 50].entries()) {
+    await t.store.messages.ingest('9', [op(`w${i + 1}`, at)], 0);
+    assert.equal(await version(yesterdayEnds), yesterday, `after webhook ${i + 1}`);
+  }
+  // The whole history still changes with each of them.
+  const whole = await version();
+  await t.store.messages.ingest('9', [op('w9', now + 2_000)], 0);
+  assert.notEqual(await version(), whole);
+});
+
 test('answer versions (property): an answer read again under the same version is the same answer', async () => {
   // The answer cache serves the bytes it kept while an answer's version is unchanged: whatever the
   // writes (messages at any time and in any order, unsends, a contact's new name), equal versions

@@ -123,24 +123,29 @@ export class FeedClock {
   /**
    * A message was stored. It leaves every range ending at or before the floor as it was when its
    * createdAt is at or after the floor (messages that arrive a little out of order, as concurrent
-   * webhooks do, included): an append. Anything older is a change of history. With no floor yet
-   * (a new hub, or just after a change of history), the floor is set a little below the newest
-   * message, this one included, so that the next webhooks, sent at once and stored in any order,
-   * are appends too. Once the newest is a day past the floor, a new epoch moves the
-   * floor up to a little before it. A floor lower than it could be is always safe: it only keeps
-   * fewer ranges stable.
+   * webhooks do, included): an append. With no floor yet (a new hub, or just after a change of
+   * history), the floor is set a little below the newest message, this one included, so that the
+   * next webhooks, sent at once and stored in any order, are appends too. Once the newest is a day
+   * past the floor, a new epoch moves the floor up to a little before it. A floor lower than it
+   * could be is always safe: it only keeps fewer ranges stable.
+   *
+   * A message older than the floor starts a new epoch with the floor at its createdAt: every range
+   * changes once (as at a change of history), and the messages that follow it, at its time or later,
+   * are appends again. Raising the floor back above it would make every later message at that time a
+   * change of its own: a hub whose newest stored message is later than the webhooks now arriving (an
+   * import dated ahead, a clock ahead) would have changed every range at every webhook, and its
+   * cached answers with them.
    */
   stored(hubId: string, createdAt: number): void {
     const hub = this.hub(hubId);
     hub.touched = true;
     const floor =
       hub.appendFloor ?? Math.max(hub.maxCreatedAt ?? createdAt, createdAt) - APPEND_EPOCH_SLACK_MS;
-    if (createdAt < floor) {
-      this.changedHistory(hubId);
-      return;
-    }
     hub.maxCreatedAt = hub.maxCreatedAt === null ? createdAt : Math.max(hub.maxCreatedAt, createdAt);
-    if (hub.appendFloor === null) hub.appendFloor = floor;
+    if (createdAt < floor) {
+      hub.appendEpoch += 1;
+      hub.appendFloor = createdAt;
+    } else if (hub.appendFloor === null) hub.appendFloor = floor;
     else if (createdAt - hub.appendFloor > APPEND_EPOCH_MS) {
       hub.appendEpoch += 1;
       hub.appendFloor = createdAt - APPEND_EPOCH_SLACK_MS;
