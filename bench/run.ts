@@ -37,6 +37,10 @@
  *   npm run bench -- day-parts [--rounds 5] [--covering]
  *                                   where one day's answer goes inside SQLite, part by part (issue 20,
  *                                   goal 3); --covering: the same from an index that keeps the JSON
+ *   npm run bench -- write-steps [--events 4000] [--group 16] [--rounds 3]
+ *                                   one webhook event step by step without HTTP (issue 45, goal 2):
+ *                                   signature, parse, translation, each SQL statement, each index,
+ *                                   COMMIT and its checkpoints, the WAL's pages and fdatasync
  *   npm run bench -- start [--rounds 9]
  *                                   spawn to the first answered read (issue 20, goal 6): chatlog as
  *                                   installed (bundled), unbundled, and a bare Node HTTP server
@@ -61,6 +65,7 @@ const NAMED: Record<string, string> = {
   start: 'bench/start.ts',
   'both-cores': 'bench/both-cores.ts',
   'day-parts': 'bench/day-parts.ts',
+  'write-steps': 'bench/write-steps.ts',
 };
 
 const [first, ...rest] = process.argv.slice(2);

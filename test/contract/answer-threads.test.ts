@@ -180,3 +180,35 @@ test("an answer tells how many messages it held (the audit's count), read whole,
     [1_440, 5_760, 6_000],
   );
 });
+
+test('just after a start, a whole hub waits for a thread; a range is answered at once on this thread', async () => {
+  const store = server.store as SqliteStore;
+  const here = answersEncodedHere(store);
+  let madeHere = 0;
+  const counted: typeof here = {
+    json: (query, count) => {
+      madeHere += 1;
+      return here.json(query, count);
+    },
+  };
+  const read = async (source: AsyncIterable<Buffer>) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of source) chunks.push(chunk);
+    return Buffer.concat(chunks);
+  };
+  for (const [query, expectedHere] of [
+    [{ hubId: '100' }, 0],
+    [{ hubId: '100', fromMs: DAY, toMsExclusive: DAY + 86_400_000 }, 1],
+  ] as const) {
+    madeHere = 0;
+    // Threads not started yet, as just after a start.
+    const fresh = new AnswerThreads({ file: store.file }, 2, counted, store.changes);
+    try {
+      const answer = await read(fresh.json(query));
+      assert.ok(answer.equals(await collectAnswer(store.messages.stream(query))));
+      assert.equal(madeHere, expectedHere, JSON.stringify(query));
+    } finally {
+      await fresh.close();
+    }
+  }
+});
