@@ -51,6 +51,9 @@ import { answersEncodedHere } from './modules/messages/messages.usecases.js';
 import { registerMetricsRoutes } from './modules/metrics/metrics.routes.js';
 import { RetentionWorker } from './modules/retention/retention.worker.js';
 import { registerSearchRoutes } from './modules/search/search.routes.js';
+import { registerSendRoutes } from './modules/sends/sends.routes.js';
+import { SendService } from './modules/sends/sends.usecases.js';
+import { SendWorker } from './modules/sends/sends.worker.js';
 import { registerWebhookRoutes } from './modules/webhooks/webhooks.routes.js';
 import { WebhookService } from './modules/webhooks/webhooks.usecases.js';
 import { WebhookWorker } from './modules/webhooks/webhooks.worker.js';
@@ -311,6 +314,16 @@ export function buildApp(deps: AppDeps): App {
   });
   registerWebhookRoutes(app, { webhooks, authorize: messagesDeps.authorize, methods });
   registerContactRoutes(app, { store: deps.store, authorize: messagesDeps.authorize, methods, clock });
+  const sendWorker = new SendWorker({
+    store: deps.store,
+    secrets: deps.secrets,
+    log: app.log,
+    lineApiBaseUrl: deps.lineApiBaseUrl ?? settingDefault('lineApiBaseUrl'),
+    clock,
+    onOutcome: metrics ? (outcome) => metrics.sent(outcome) : undefined,
+  });
+  const sends = new SendService({ store: deps.store, clock, onAccepted: () => sendWorker.kick() });
+  registerSendRoutes(app, { sends, authorize: messagesDeps.authorize, methods });
   registerHubspotRoutes(app, {
     store: deps.store,
     clientSecret: deps.hubspotClientSecret,
@@ -347,12 +360,19 @@ export function buildApp(deps: AppDeps): App {
     const retention = new RetentionWorker({ store: deps.store, log: app.log, clock, metrics });
     app.addHook('onReady', async () => {
       worker.start();
+      sendWorker.start();
       pruner.start();
       retention.start();
       if ((deps.downloadConcurrency ?? settingDefault('downloadConcurrency')) > 0) downloads.start();
     });
     app.addHook('preClose', async () => {
-      await Promise.all([worker.stop(), pruner.stop(), downloads.stop(), retention.stop()]);
+      await Promise.all([
+        worker.stop(),
+        sendWorker.stop(),
+        pruner.stop(),
+        downloads.stop(),
+        retention.stop(),
+      ]);
     });
   }
   const accounts = new AccountService({

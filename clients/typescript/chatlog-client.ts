@@ -46,6 +46,7 @@ export const ERROR_CODES = [
   'content_not_found',
   'range_not_satisfiable',
   'contact_not_found',
+  'no_channel_access_token',
   'rate_limited',
   'method_not_allowed',
   'not_found',

@@ -21,6 +21,7 @@ import { registerKeyCommands } from './key.js';
 import { registerMcpCommand } from './mcp.js';
 import { registerMessageCommands } from './messages.js';
 import { type GlobalOptions, positiveInteger, withRuntime } from './runtime.js';
+import { registerSendCommand } from './send.js';
 import { registerWebhookCommands } from './webhook.js';
 
 /** How every error line of the command line starts (commander's own `error: ...` lines too). */
@@ -80,6 +81,7 @@ export function buildProgram(): Command {
   registerAuditCommands(program, globals);
   registerContentCommands(program, globals);
   registerContactCommands(program, globals);
+  registerSendCommand(program, globals);
   registerMcpCommand(program, globals);
 
   registerMessageCommands(program, globals);

@@ -24,6 +24,7 @@ type Event =
   | { kind: 'stored'; source: string; count: number }
   | { kind: 'webhook_refused'; reason: string }
   | { kind: 'download'; outcome: string; bytes: number }
+  | { kind: 'send'; outcome: string }
   | { kind: 'retention'; outcome: 'ok' | 'failed'; removed: number; at: number };
 
 const EARLY_EVENTS_KEPT = 10_000;
@@ -37,6 +38,7 @@ interface Instruments {
   rateLimited: Counter;
   pools: Gauge<'pool' | 'state'>;
   downloads: Counter<'outcome'>;
+  sends: Counter<'outcome'>;
   downloadedBytes: Counter;
   retentionRuns: Counter<'outcome'>;
   retentionRemoved: Counter;
@@ -142,6 +144,12 @@ export class Metrics {
           labelNames: ['outcome'],
           registers: [registry],
         }),
+        sends: new client.Counter({
+          name: 'chatlog_sends_total',
+          help: 'Pushes of replies to LINE by outcome: sent, pending (to retry), failed (refused by LINE, or given up after 24 hours)',
+          labelNames: ['outcome'],
+          registers: [registry],
+        }),
         downloadedBytes: new client.Counter({
           name: 'chatlog_content_downloaded_bytes_total',
           help: 'Bytes of media downloaded from LINE and kept',
@@ -193,6 +201,10 @@ export class Metrics {
       if (event.bytes > 0) m.downloadedBytes.inc(event.bytes);
       return;
     }
+    if (event.kind === 'send') {
+      m.sends.inc({ outcome: event.outcome });
+      return;
+    }
     if (event.kind === 'retention') {
       m.retentionRuns.inc({ outcome: event.outcome });
       if (event.removed > 0) m.retentionRemoved.inc(event.removed);
@@ -226,6 +238,11 @@ export class Metrics {
   /** One media download attempt's outcome, and the bytes it kept. */
   downloaded(outcome: 'done' | 'pending' | 'preparing' | 'gone' | 'failed', bytes: number): void {
     this.record({ kind: 'download', outcome, bytes });
+  }
+
+  /** One push of a reply to LINE: how it ended. */
+  sent(outcome: 'sent' | 'pending' | 'failed'): void {
+    this.record({ kind: 'send', outcome });
   }
 
   /** One retention run of a hub: how it ended and the messages it removed. */

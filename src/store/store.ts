@@ -36,6 +36,7 @@ import type {
   IngestOutcome,
   LeasedDelivery,
   LeasedDownload,
+  LeasedSend,
   MessageQuery,
   MessageRow,
   PoolState,
@@ -44,6 +45,8 @@ import type {
   RetentionRun,
   SearchHit,
   SearchQuery,
+  Send,
+  SendSettlement,
   SessionRecord,
   Waiter,
   WebhookEndpoint,
@@ -206,6 +209,29 @@ export interface ContentPort {
   requeueMissing(hubId: string, sha256: string, now: number): Promise<number>;
 }
 
+export interface SendsPort {
+  /**
+   * Accepts a send (CONTRACT §16): kept durably before it resolves. With an idempotency key the hub
+   * used within `idempotencyWindowMs`, the send made then instead, and nothing new (`created` false).
+   */
+  create(
+    send: Omit<Send, 'state' | 'attempts' | 'nextAttemptAt' | 'lastError' | 'messageIds'>,
+    idempotencyWindowMs: number,
+  ): Promise<{ send: Send; created: boolean }>;
+  get(hubId: string, id: string): Promise<Send | undefined>;
+  /**
+   * Due sends, at most `max`: of each contact only the oldest one not yet sent or failed, and none
+   * while it is held by another lease (sends of one contact go one at a time, in accepted order).
+   */
+  lease(now: number, leasedUntil: number, max: number): Promise<LeasedSend[]>;
+  /** Stores an attempt's outcome; false when its lease had passed (another node may have it). */
+  settle(result: SendSettlement, now: number): Promise<boolean>;
+  /** When the next pending send is due, or undefined. */
+  nextDue(): Promise<number | undefined>;
+  /** Pending sends (of every hub), for metrics. */
+  queueDepth(): Promise<number>;
+}
+
 export interface WebhooksPort {
   /** Adds an endpoint that is sent every change committed from now on. */
   add(endpoint: Omit<WebhookEndpoint, 'disabledAt' | 'disabledReason'>): Promise<WebhookEndpoint>;
@@ -353,6 +379,7 @@ export interface Store {
   changes: ChangesPort;
   content: ContentPort;
   webhooks: WebhooksPort;
+  sends: SendsPort;
   audit: AuditPort;
   retention: RetentionPort;
   contacts: ContactsPort;

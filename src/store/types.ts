@@ -28,7 +28,7 @@ export interface Hub {
   createdAt: number;
 }
 
-export type KeyScope = 'read' | 'ingest' | 'admin';
+export type KeyScope = 'read' | 'ingest' | 'admin' | 'send';
 
 export interface RateLimit {
   requests: number;
@@ -487,6 +487,44 @@ export interface ContentStatus {
   /** Bytes kept for the hub (each blob once). */
   bytes: number;
 }
+
+/** A message as LINE's push API takes it (CONTRACT §16). */
+export type OutgoingMessage =
+  | { type: 'text'; text: string }
+  | { type: 'sticker'; packageId: string; stickerId: string };
+
+export type SendState = 'pending' | 'sent' | 'failed';
+
+/** A reply to a LINE friend (CONTRACT §16), as kept from its 202 to its end. */
+export interface Send {
+  id: string;
+  hubId: string;
+  lineId: string;
+  messages: OutgoingMessage[];
+  /** `X-Line-Retry-Key` of every attempt: chosen once. */
+  retryKey: string;
+  idempotencyKey: string | null;
+  state: SendState;
+  attempts: number;
+  nextAttemptAt: number;
+  /** LINE's words when it failed (or why the last attempt did not go). */
+  lastError: string | null;
+  /** LINE's message ids, once sent. */
+  messageIds: string[] | null;
+  createdAt: number;
+}
+
+/** A send this node holds until `leasedUntil` (no other node attempts it meanwhile). */
+export interface LeasedSend extends Send {
+  leasedUntil: number;
+}
+
+/** What one attempt came to, as stored (dropped when its lease has passed). */
+export type SendSettlement = { id: string; leasedUntil: number } & (
+  | { state: 'sent'; messageIds: string[] }
+  | { state: 'pending'; attempts: number; nextAttemptAt: number; lastError: string }
+  | { state: 'failed'; attempts: number; lastError: string }
+);
 
 /** A delivery this node holds until `leasedUntil` (no other node attempts it meanwhile). */
 export interface LeasedDelivery {

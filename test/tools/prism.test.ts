@@ -50,6 +50,8 @@ const ALL = [
   'searchMessages',
   'eraseContact',
   'receiveHubspotWebhook',
+  'sendMessages',
+  'getSend',
 ];
 unreachable(
   ALL,
@@ -946,12 +948,135 @@ test('erasing a contact through Prism: 200, 400, 401, 403, 404, 429', async () =
   assert.equal(code(await erase(404, lineId, admin)), 'contact_not_found');
 });
 
+test('replying to a LINE friend through Prism: 202, 200, 400, 401, 403, 404, 409, 429', async () => {
+  const code = (res: RawResponse) =>
+    (JSON.parse(res.body.toString()) as { error: { code: string } }).error.code;
+  const sendPath = (hubId: string, lineId: string, query = '') =>
+    `/api/line/${hubId}/contacts/${lineId}/messages${query ? `?${query}` : ''}`;
+  const statusPath = (hubId: string, id: string, query = '') =>
+    `/api/line/${hubId}/sends/${id}${query ? `?${query}` : ''}`;
+  const body = JSON.stringify({ messages: [{ type: 'text', text: 'ご予約ありがとうございます。' }] });
+  // A friend of each hub: the media hub has an access token, HUB has none.
+  for (const [hubId, key] of [
+    [MEDIA_HUB, mediaIngestKey],
+    [HUB, ingestKey],
+  ] as const) {
+    const stored = await rawRequest(
+      server.url,
+      'POST',
+      `/ingest/line/${hubId}/messages`,
+      bearer(key),
+      JSON.stringify([{ lineId: LINE_ID, msg: '予約できますか' }]),
+    );
+    assert.equal(stored.status, 200);
+  }
+  const sendKey = (await server.keys.issue(MEDIA_HUB, 'send', 'prism')).key;
+  const hubSendKey = (await server.keys.issue(HUB, 'send', 'prism')).key;
+  const limited = await server.keys.issue(MEDIA_HUB, 'send', 'prism limited');
+  await server.keys.setRateLimit(limited.summary.id, { requests: 1, perSeconds: 600 });
+
+  const accepted = await through(
+    'sendMessages',
+    202,
+    'POST',
+    sendPath(MEDIA_HUB, LINE_ID),
+    bearer(sendKey),
+    body,
+  );
+  const { send } = JSON.parse(accepted.body.toString()) as { send: { id: string } };
+  await through('getSend', 200, 'GET', statusPath(MEDIA_HUB, send.id), {
+    authorization: `Bearer ${sendKey}`,
+  });
+  await through('getSend', 200, 'GET', statusPath(MEDIA_HUB, send.id, `apikey=${mediaReadKey}`), {});
+  assert.equal(
+    code(await through('sendMessages', 404, 'POST', sendPath(MEDIA_HUB, 'Unobody'), bearer(sendKey), body)),
+    'contact_not_found',
+  );
+  assert.equal(
+    code(await through('sendMessages', 409, 'POST', sendPath(HUB, LINE_ID), bearer(hubSendKey), body)),
+    'no_channel_access_token',
+  );
+  assert.equal(
+    code(
+      await through('getSend', 404, 'GET', statusPath(MEDIA_HUB, 'never'), {
+        authorization: `Bearer ${sendKey}`,
+      }),
+    ),
+    'not_found',
+  );
+  assert.equal(
+    code(
+      await through(
+        'sendMessages',
+        400,
+        'POST',
+        sendPath(MEDIA_HUB, LINE_ID, `apikey=${sendKey}`),
+        bearer(sendKey),
+        body,
+      ),
+    ),
+    'ambiguous_credentials',
+  );
+  assert.equal(
+    code(
+      await through('getSend', 400, 'GET', statusPath(MEDIA_HUB, send.id, `apikey=${sendKey}`), {
+        authorization: `Bearer ${sendKey}`,
+      }),
+    ),
+    'ambiguous_credentials',
+  );
+  for (const [status, key, expected] of [
+    [401, 'chl_0000000000000000000000000000', 'invalid_api_key'],
+    [403, mediaReadKey, 'insufficient_scope'],
+    [403, hubSendKey, 'forbidden'],
+  ] as const) {
+    assert.equal(
+      code(await through('sendMessages', status, 'POST', sendPath(MEDIA_HUB, LINE_ID), bearer(key), body)),
+      expected,
+    );
+  }
+  for (const [status, key, expected] of [
+    [401, 'chl_0000000000000000000000000000', 'invalid_api_key'],
+    [403, mediaIngestKey, 'insufficient_scope'],
+    [403, hubSendKey, 'forbidden'],
+  ] as const) {
+    assert.equal(
+      code(
+        await through('getSend', status, 'GET', statusPath(MEDIA_HUB, send.id), {
+          authorization: `Bearer ${key}`,
+        }),
+      ),
+      expected,
+    );
+  }
+  await through('getSend', 200, 'GET', statusPath(MEDIA_HUB, send.id), {
+    authorization: `Bearer ${limited.key}`,
+  });
+  assert.equal(
+    code(await through('sendMessages', 429, 'POST', sendPath(MEDIA_HUB, LINE_ID), bearer(limited.key), body)),
+    'rate_limited',
+  );
+  assert.equal(
+    code(
+      await through('getSend', 429, 'GET', statusPath(MEDIA_HUB, send.id), {
+        authorization: `Bearer ${limited.key}`,
+      }),
+    ),
+    'rate_limited',
+  );
+});
+
 test('the health checks through Prism (GET; HEAD alike): 200', async () => {
   await getThenHead('health', 'headHealth', 200, '/healthz');
   await getThenHead('ready', 'headReady', 200, '/readyz');
 });
 
 test('a store that cannot answer (503, with Retry-After) and an unexpected fault (500), through Prism', async () => {
+  // Used once before the store fails, so that the key is known (as every other key here).
+  const storeDownSendKey = (await server.keys.issue(MEDIA_HUB, 'send', 'prism store down')).key;
+  await rawRequest(server.url, 'GET', `/api/line/${MEDIA_HUB}/sends/never`, {
+    authorization: `Bearer ${storeDownSendKey}`,
+  });
   const unavailable = Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });
   const fault = new Error('an unexpected fault');
   for (const [status, error] of [
@@ -1037,6 +1162,17 @@ test('a store that cannot answer (503, with Retry-After) and an unexpected fault
       );
       await through('eraseContact', status, 'DELETE', `/api/line/${HUB}/contacts/Unobody`, {
         authorization: `Bearer ${adminKey}`,
+      });
+      await through(
+        'sendMessages',
+        status,
+        'POST',
+        `/api/line/${MEDIA_HUB}/contacts/${LINE_ID}/messages`,
+        bearer(storeDownSendKey),
+        JSON.stringify({ messages: [{ type: 'text', text: 'while the store is down' }] }),
+      );
+      await through('getSend', status, 'GET', `/api/line/${MEDIA_HUB}/sends/never`, {
+        authorization: `Bearer ${storeDownSendKey}`,
       });
       if (status === 503) await getThenHead('ready', 'headReady', 503, '/readyz');
     } finally {
@@ -1251,6 +1387,22 @@ test('the statuses a proxy cannot reach, asked of chatlog directly, answer as th
     adminAuth,
   );
   assert.equal(contactRefused.headers.allow, 'DELETE');
+  const sendsAuth = { authorization: `Bearer ${adminKey}` };
+  const sendRefused = await direct(
+    'sendMessages',
+    405,
+    'GET',
+    `/api/line/${HUB}/contacts/Unobody/messages`,
+    sendsAuth,
+  );
+  assert.equal(sendRefused.headers.allow, 'POST');
+  const statusRefused = await direct('getSend', 405, 'DELETE', `/api/line/${HUB}/sends/never`, sendsAuth);
+  assert.equal(statusRefused.headers.allow, 'GET');
+  await direct('sendMessages', 431, 'POST', `/api/line/${HUB}/contacts/Unobody/messages`, {
+    ...sendsAuth,
+    ...large,
+  });
+  await direct('getSend', 431, 'GET', `/api/line/${HUB}/sends/never`, { ...sendsAuth, ...large });
   await direct('getContent', 431, 'GET', contentPath(MEDIA_HUB, 'never'), {
     authorization: `Bearer ${mediaReadKey}`,
     ...large,

@@ -244,6 +244,7 @@ function hubSection(words: Words, hub: HubView, csrfToken: string, newKeyId: str
 <select id="scope-${id}" name="scope" aria-describedby="scope-hint-${id}">
 <option value="read">${escapeHtml(words.scopeRead)}</option>
 <option value="ingest">${escapeHtml(words.scopeIngest)}</option>
+<option value="send">${escapeHtml(words.scopeSend)}</option>
 </select>
 <p class="hint" id="scope-hint-${id}">${escapeHtml(words.scopeHint)}</p>
 </div>

@@ -314,4 +314,40 @@ export const DOCS_JA: Readonly<Record<string, string>> = {
   'The HubSpot contact id; a whole number is stored as its decimal string.':
     'HubSpot の連絡先 ID。整数は 10 進数の文字列として保存されます。',
   'The display name.': '表示名。',
+  "Replies to LINE friends: sent with LINE's push API once, and kept as messages from You, with a key of scope send.":
+    'LINE の友だちへの返信: LINE のプッシュ API で一度だけ送信し、You からのメッセージとして保存します。スコープ send のキーで使います。',
+  'Sends messages to a LINE friend of the hub (a reply), and keeps them':
+    'ハブの LINE の友だちにメッセージを送信し(返信)、保存します',
+  "Queued durably and answered 202; chatlog then pushes them with LINE's push API on LINE_API_BASE_URL, with the same X-Line-Retry-Key at every attempt, so LINE takes them once. Once LINE took them, each is stored as a message of the contact with sender You under its LINE id: the read API, the feed, search and outgoing webhooks show it. Sends of one contact reach LINE in the order accepted. LINE's 429, 5xx and network errors are retried for up to 24 hours; another refusal fails the send with LINE's words, and nothing is stored. Takes a key of scope send.":
+    '確実にキューに保存してから 202 を返します。その後 chatlog が LINE_API_BASE_URL の LINE プッシュ API で送信します。すべての試行に同じ X-Line-Retry-Key を付けるため、LINE が受け付けるのは一度だけです。LINE が受け付けると、各メッセージは LINE のメッセージ ID で、送信者 You の連絡先のメッセージとして保存され、読み取り API、フィード、検索、送信 Webhook に表示されます。同じ連絡先への送信は、受け付けた順に LINE に届きます。LINE の 429、5xx、ネットワークエラーは最大 24 時間再試行します。それ以外の拒否では、LINE の言葉を付けて送信を失敗とし、何も保存しません。スコープ send のキーが必要です。',
+  'An API key of scope send for this hub, unless it is sent in Authorization.':
+    'このハブ用のスコープ send の API キー(Authorization で送る場合は不要)。',
+  'The same key for the hub within 24 hours answers the first send and sends nothing again.':
+    '同じハブで 24 時間以内に同じキーを使うと、最初の送信を返し、再送信はしません。',
+  'Accepted: kept, and on its way to LINE (or the send this idempotency key named).':
+    '受け付けました: 保存され、LINE へ送信中です(または、この冪等キーが指す送信)。',
+  "The send's id (GET /api/line/{hubId}/sends/{id}).": '送信の ID(GET /api/line/{hubId}/sends/{id})。',
+  'pending until LINE took it (sent) or refused it for good (failed).':
+    'LINE が受け付ける(sent)か、最終的に拒否する(failed)までは pending です。',
+  'Pushes to LINE made so far.': 'これまでに LINE へ行ったプッシュの回数。',
+  "Why it failed, in LINE's words.": '失敗した理由(LINE の言葉のまま)。',
+  "LINE's ids of the messages sent: each is stored as a message of the contact, sender You.":
+    '送信したメッセージの LINE の ID。それぞれが送信者 You の連絡先のメッセージとして保存されます。',
+  'Both kinds of credentials, a bad hub id, or a body that is not a send (naming the field).':
+    '両方の種類の認証情報、不正なハブ ID、または送信として正しくない本文(該当フィールドを示します)。',
+  'A key of another scope (this takes send), or of another hub.':
+    '別のスコープのキー(ここでは send が必要です)、または別のハブのキー。',
+  'The hub has no contact of that LINE id: nothing was sent.':
+    'ハブにその LINE ID の連絡先がありません。何も送信していません。',
+  'The hub has no LINE channel access token: nothing can be sent.':
+    'ハブに LINE のチャネルアクセストークンがありません。送信できません。',
+  "Where a send is: pending, sent (with its LINE message ids) or failed (with LINE's words)":
+    '送信の状態: pending、sent(LINE のメッセージ ID 付き)または failed(LINE の言葉付き)',
+  "The send's id, from its 202.": '202 の応答で返された送信の ID。',
+  'An API key of scope send or read for this hub, unless it is sent in Authorization.':
+    'このハブ用のスコープ send または read の API キー(Authorization で送る場合は不要)。',
+  'The send.': '送信。',
+  'A key of another scope (this takes send or read), or of another hub.':
+    '別のスコープのキー(ここでは send または read が必要です)、または別のハブのキー。',
+  'The hub has no send of that id.': 'ハブにその ID の送信がありません。',
 };

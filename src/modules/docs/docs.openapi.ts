@@ -64,6 +64,11 @@ const TAGS = [
     description:
       "A person's data: erasing a LINE friend of a hub and everything of it, with a key of scope admin.",
   },
+  {
+    name: 'sends',
+    description:
+      "Replies to LINE friends: sent with LINE's push API once, and kept as messages from You, with a key of scope send.",
+  },
   { name: 'health', description: 'Liveness and readiness, for load balancers and orchestrators.' },
 ];
 

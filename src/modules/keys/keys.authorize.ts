@@ -63,6 +63,8 @@ export function keyInQueryOrBearer(
 /** How one endpoint is guarded: the scope it needs and the words of its refusals. */
 export interface KeyedEndpoint {
   scope: KeyScope;
+  /** Other scopes the endpoint also takes (a send's status: send or read). */
+  alsoScopes?: readonly KeyScope[];
   refusals: KeyRefusals;
   /** The hub must exist (the endpoint reads its settings), not only be the key's. */
   readsHub: boolean;
@@ -121,7 +123,8 @@ export async function authorize<E extends KeyedEndpoint>(
   if (presented.kind === 'repeated') throw refusals.repeated();
   const key = await deps.verifyKey(presented.key);
   if (!key) throw refusals.invalid();
-  if (key.scope !== endpoint.scope) throw refusals.otherScope(key.scope);
+  if (key.scope !== endpoint.scope && !endpoint.alsoScopes?.includes(key.scope))
+    throw refusals.otherScope(key.scope);
 
   // From here on the key is known.
   const limit = key.rateLimit;

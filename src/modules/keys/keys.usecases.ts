@@ -8,7 +8,7 @@ import type { ApiKeyRecord, KeyScope, RateLimit, Store } from '../../store/store
 import { keyErrors } from './keys.errors.js';
 import { generateApiKey, isWellFormedApiKey, keyStart, newKeyId } from './keys.format.js';
 
-export const KEY_SCOPES: readonly KeyScope[] = ['read', 'ingest', 'admin'];
+export const KEY_SCOPES: readonly KeyScope[] = ['read', 'ingest', 'admin', 'send'];
 const LAST_USED_RESOLUTION_MS = 1000;
 const MAX_LABEL_LENGTH = 200;
 

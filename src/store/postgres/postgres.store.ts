@@ -54,6 +54,9 @@ const POSTGRES_TYPES: DdlTypes = {
   allowAdminScope: `
     ALTER TABLE api_keys DROP CONSTRAINT api_keys_scope_check;
     ALTER TABLE api_keys ADD CONSTRAINT api_keys_scope_check CHECK (scope IN ('read', 'ingest', 'admin'));`,
+  allowSendScope: `
+    ALTER TABLE api_keys DROP CONSTRAINT api_keys_scope_check;
+    ALTER TABLE api_keys ADD CONSTRAINT api_keys_scope_check CHECK (scope IN ('read', 'ingest', 'admin', 'send'));`,
   search: POSTGRES_SEARCH,
 };
 

@@ -25,6 +25,8 @@ export interface DdlTypes {
   isRowIdForm(expr: string): string;
   /** Statements that let api_keys.scope take `admin` (SQLite rebuilds the table; PostgreSQL swaps the check). */
   allowAdminScope: string;
+  /** The same for `send` (migration 18). */
+  allowSendScope: string;
   /** The engine's search index (./search.ts). */
   search: SearchEngine;
 }
@@ -427,6 +429,35 @@ export const MIGRATIONS: readonly Migration[] = [
     // FTS5 write a segment and merge each time (about 50 µs a message). Queued, they are indexed
     // hundreds at a time; search reads the queue's messages as candidates meanwhile (./search.ts).
     sql: (t) => t.search.pendingDdl,
+  },
+  {
+    version: 18,
+    name: 'sends: replies to LINE friends, queued durably and pushed to LINE once (CONTRACT §16)',
+    // `seq` orders a contact's sends as they were accepted; `id` is the public one. A send is leased
+    // (leased_until) by the node that pushes it; its retry key stays the same for every attempt.
+    sql: (t) => `
+      ${t.allowSendScope}
+      CREATE TABLE sends (
+        seq ${t.serialKey},
+        id TEXT NOT NULL UNIQUE,
+        hub_id TEXT NOT NULL REFERENCES hubs(id),
+        line_id TEXT NOT NULL,
+        messages TEXT NOT NULL,
+        retry_key TEXT NOT NULL,
+        idempotency_key TEXT,
+        state TEXT NOT NULL CHECK (state IN ('pending', 'sent', 'failed')),
+        attempts INTEGER NOT NULL DEFAULT 0,
+        next_attempt_at ${t.int64} NOT NULL,
+        leased_until ${t.int64} NOT NULL DEFAULT 0,
+        last_error TEXT,
+        message_ids TEXT,
+        created_at ${t.int64} NOT NULL,
+        updated_at ${t.int64} NOT NULL
+      )${t.table};
+      CREATE UNIQUE INDEX sends_by_idempotency_key ON sends(hub_id, idempotency_key)
+        WHERE idempotency_key IS NOT NULL;
+      CREATE INDEX sends_pending_by_contact ON sends(hub_id, line_id, seq) WHERE state = 'pending';
+      CREATE INDEX sends_due ON sends(next_attempt_at) WHERE state = 'pending';`,
   },
 ];
 

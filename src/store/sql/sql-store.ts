@@ -39,6 +39,7 @@ import { retentionPort } from './retention.js';
 import { LATEST_VERSION, schemaVersion } from './schema.js';
 import { type SearchEngine, searchPort, withoutIndexWrites } from './search.js';
 import { indexPending, SearchIndexer } from './search-queue.js';
+import { sendsPort } from './sends.js';
 import type { Wakeups } from './wakeups.js';
 import { webhooksPort } from './webhooks.js';
 
@@ -272,6 +273,7 @@ export abstract class SqlStore implements Store {
   });
   content = contentPort(this.engine);
   webhooks = webhooksPort(this.engine);
+  sends = sendsPort(this.engine);
   contacts = contactsPort(this.engine);
   audit = auditPort(this.engine);
   retention = retentionPort(this.engine);

@@ -66,6 +66,25 @@ export const SQLITE_TYPES: DdlTypes = {
     DROP TABLE api_keys;
     ALTER TABLE api_keys_v5 RENAME TO api_keys;
     CREATE INDEX api_keys_by_hub ON api_keys(hub_id, created_at);`,
+  allowSendScope: `
+    CREATE TABLE api_keys_v18 (
+      id TEXT PRIMARY KEY,
+      hub_id TEXT NOT NULL REFERENCES hubs(id),
+      scope TEXT NOT NULL CHECK (scope IN ('read', 'ingest', 'admin', 'send')),
+      label TEXT NOT NULL DEFAULT '',
+      key_hash BLOB NOT NULL UNIQUE,
+      key_encrypted BLOB NOT NULL,
+      key_start TEXT NOT NULL,
+      created_at INTEGER NOT NULL,
+      last_used_at INTEGER,
+      revoked_at INTEGER,
+      rate_limit_requests INTEGER,
+      rate_limit_per_seconds INTEGER
+    ) STRICT;
+    INSERT INTO api_keys_v18 SELECT * FROM api_keys;
+    DROP TABLE api_keys;
+    ALTER TABLE api_keys_v18 RENAME TO api_keys;
+    CREATE INDEX api_keys_by_hub ON api_keys(hub_id, created_at);`,
   search: SQLITE_SEARCH,
 };
 

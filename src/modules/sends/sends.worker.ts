@@ -1,0 +1,185 @@
+/**
+ * The send worker of one node (CONTRACT §16): takes due sends from the store's queue under a lease
+ * (so one node pushes each), pushes them to LINE with their retry key, and keeps what LINE took.
+ *
+ * - Exactly once: every attempt of a send carries the same `X-Line-Retry-Key`, so LINE takes it at
+ *   most once (a 409 says it already did, with the ids). The messages are stored (as `You`, under
+ *   LINE's ids: `line:<id>`, as a webhook's would be) before the send is marked sent; a crash in
+ *   between leaves it pending, the next attempt gets the 409, and storing again is a duplicate.
+ * - In order: the store leases only a contact's oldest unfinished send.
+ * - 429 waits as LINE's Retry-After says; 5xx and network errors back off (RETRY_DELAYS_MS) for up
+ *   to RETRY_FOR_MS after the send was accepted; another 4xx, or the monthly limit, fails with
+ *   LINE's words, and nothing is stored.
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import type { SecretBox } from '../../lib/secrets.js';
+import type { IngestOperation, LeasedSend, SendSettlement, Store } from '../../store/store.js';
+import { pushMessages } from './line-push.js';
+import { renderedOf } from './sends.usecases.js';
+
+/** A push (30 s at most) and the storing of its messages fit well inside. */
+const LEASE_MS = 90_000;
+export const RETRY_DELAYS_MS = [1e3, 5e3, 3e4, 12e4, 6e5, 18e5, 36e5] as const;
+const RETRY_EVERY_MS = 36e5;
+export const RETRY_FOR_MS = 24 * 36e5;
+const SWEEP_MS = 2_000;
+
+export interface SendWorkerOptions {
+  store: Pick<Store, 'hubs' | 'sends' | 'messages'>;
+  secrets: SecretBox;
+  log: FastifyBaseLogger;
+  /** LINE_API_BASE_URL. */
+  lineApiBaseUrl: string;
+  /** Pushes at once on this node. */
+  concurrency?: number;
+  clock?: () => number;
+  sweepMs?: number;
+  /** Told of each attempt's outcome (metrics). */
+  onOutcome?: (outcome: SendSettlement['state']) => void;
+}
+
+export class SendWorker {
+  private readonly clock: () => number;
+  private readonly concurrency: number;
+  private inFlight = 0;
+  private running: Promise<void> | undefined;
+  private again = false;
+  private readonly pushes = new Set<Promise<void>>();
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = true;
+
+  constructor(private readonly options: SendWorkerOptions) {
+    this.clock = options.clock ?? Date.now;
+    this.concurrency = options.concurrency ?? 8;
+  }
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.kick();
+  }
+
+  /** Stops taking work and waits for the pushes under way (their outcomes are kept). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running;
+    await Promise.all(this.pushes);
+  }
+
+  /** Look for work now (a send was accepted, or one ended). */
+  kick(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    clearTimeout(this.timer);
+    this.running = this.pass()
+      .catch((error: unknown) => this.options.log.warn({ err: error }, 'send worker pass failed'))
+      .finally(() => {
+        this.running = undefined;
+        if (this.stopped) return;
+        if (this.again) {
+          this.again = false;
+          this.kick();
+        } else this.sleep();
+      });
+  }
+
+  /** Until the next send is due, or the sweep (sends accepted by other nodes, leases that lapsed). */
+  private sleep(): void {
+    const sweep = this.options.sweepMs ?? SWEEP_MS;
+    clearTimeout(this.timer);
+    void this.options.store.sends
+      .nextDue()
+      .catch(() => undefined)
+      .then((next) => {
+        if (this.stopped || this.running) return;
+        const wait = next === undefined ? sweep : Math.max(0, next - this.clock());
+        clearTimeout(this.timer);
+        // A due send that could not be leased (its contact's earlier one is under way) waits for
+        // that one's end (a kick) or the sweep.
+        this.timer = setTimeout(() => this.kick(), Math.min(sweep, wait === 0 ? sweep : wait)).unref();
+      });
+  }
+
+  private async pass(): Promise<void> {
+    const free = this.concurrency - this.inFlight;
+    if (free <= 0 || this.stopped) return;
+    const now = this.clock();
+    const due = await this.options.store.sends.nextDue();
+    if (due === undefined || due > now) return;
+    const leased = await this.options.store.sends.lease(now, now + LEASE_MS, free);
+    for (const send of leased) {
+      this.inFlight += 1;
+      const push: Promise<void> = this.push(send)
+        .catch((error: unknown) => this.options.log.warn({ err: error, send: send.id }, 'a send failed'))
+        .finally(() => {
+          this.inFlight -= 1;
+          this.pushes.delete(push);
+          // Its contact's next send may be due now.
+          this.kick();
+        });
+      this.pushes.add(push);
+    }
+  }
+
+  private async push(send: LeasedSend): Promise<void> {
+    const result = await this.attempt(send);
+    const stored = await this.options.store.sends.settle(result, this.clock());
+    if (stored) this.options.onOutcome?.(result.state);
+  }
+
+  private async attempt(send: LeasedSend): Promise<SendSettlement> {
+    const key = { id: send.id, leasedUntil: send.leasedUntil };
+    const hub = await this.options.store.hubs.get(send.hubId);
+    if (!hub?.lineChannelAccessTokenEncrypted)
+      return this.retry(send, 'the hub has no LINE channel access token');
+    const token = this.options.secrets.decrypt(hub.lineChannelAccessTokenEncrypted);
+    const answer = await pushMessages(this.options.lineApiBaseUrl, token, {
+      to: send.lineId,
+      messages: send.messages,
+      retryKey: send.retryKey,
+    });
+    if (answer.kind === 'refused')
+      return { ...key, state: 'failed', attempts: send.attempts + 1, lastError: answer.reason };
+    if (answer.kind === 'retry') return this.retry(send, answer.reason, answer.retryAfterMs);
+    // Kept before the send is marked sent: a crash in between sends nothing again (the retry key)
+    // and stores nothing twice (the source ids).
+    const now = this.clock();
+    const operations: IngestOperation[] = send.messages.map((message, i) => {
+      const id = answer.messageIds[i] as string;
+      return {
+        kind: 'message',
+        lineId: send.lineId,
+        sender: 'You',
+        ...renderedOf(message, id),
+        createdAt: now,
+        sourceId: `line:${id}`,
+        id,
+        sourceKind: 'user',
+        sourceChatId: null,
+      };
+    });
+    await this.options.store.messages.ingest(send.hubId, operations, now);
+    return { ...key, state: 'sent', messageIds: answer.messageIds };
+  }
+
+  /** Another try later, or failed once RETRY_FOR_MS have passed since the send was accepted. */
+  private retry(send: LeasedSend, reason: string, retryAfterMs?: number): SendSettlement {
+    const now = this.clock();
+    const attempts = send.attempts + 1;
+    const key = { id: send.id, leasedUntil: send.leasedUntil };
+    if (now - send.createdAt >= RETRY_FOR_MS) return { ...key, state: 'failed', attempts, lastError: reason };
+    const step = retryAfterMs ?? RETRY_DELAYS_MS[attempts - 1] ?? RETRY_EVERY_MS;
+    const jitter = retryAfterMs === undefined ? 0.8 + 0.4 * Math.random() : 1;
+    return {
+      ...key,
+      state: 'pending',
+      attempts,
+      nextAttemptAt: now + Math.round(step * jitter),
+      lastError: reason,
+    };
+  }
+}

@@ -1,0 +1,175 @@
+/**
+ * The send queue (CONTRACT §16), for both engines: each accepted reply to a LINE friend is a row,
+ * kept before the 202, leased by the node that pushes it to LINE (the download queue's way, ./content.ts),
+ * and settled with LINE's answer.
+ *
+ * - Of each contact only the oldest unfinished send is ever leased, and not while another lease
+ *   holds it: a contact's sends reach LINE one at a time, in the order they were accepted (`seq`).
+ * - An idempotency key names one send of the hub for a window (24 hours): a second request with it
+ *   gets the first send. After the window the old send lets go of the key.
+ */
+import type { LeasedSend, OutgoingMessage, Send, SendSettlement, SendState, SendsPort } from '../store.js';
+import type { Engine } from './engine.js';
+import type { Sql, Transaction } from './executor.js';
+
+interface SendRow {
+  id: string;
+  hub_id: string;
+  line_id: string;
+  messages: string;
+  retry_key: string;
+  idempotency_key: string | null;
+  state: string;
+  attempts: number;
+  next_attempt_at: number;
+  leased_until: number;
+  last_error: string | null;
+  message_ids: string | null;
+  created_at: number;
+}
+
+const COLUMNS = `id, hub_id, line_id, messages, retry_key, idempotency_key, state, attempts, next_attempt_at,
+  leased_until, last_error, message_ids, created_at`;
+
+/** Due sends looked at per lease, however long the queue. */
+const LEASE_WINDOW = 500;
+
+function toSend(row: SendRow): Send {
+  return {
+    id: row.id,
+    hubId: row.hub_id,
+    lineId: row.line_id,
+    messages: JSON.parse(row.messages) as OutgoingMessage[],
+    retryKey: row.retry_key,
+    idempotencyKey: row.idempotency_key,
+    state: row.state as SendState,
+    attempts: row.attempts,
+    nextAttemptAt: row.next_attempt_at,
+    lastError: row.last_error,
+    messageIds: row.message_ids === null ? null : (JSON.parse(row.message_ids) as string[]),
+    createdAt: row.created_at,
+  };
+}
+
+export async function getSend(sql: Sql, hubId: string, id: string): Promise<Send | undefined> {
+  const row = await sql.get<SendRow>(`SELECT ${COLUMNS} FROM sends WHERE hub_id = ? AND id = ?`, [hubId, id]);
+  return row && toSend(row);
+}
+
+export async function createSend(
+  tx: Transaction,
+  send: Parameters<SendsPort['create']>[0],
+  windowMs: number,
+): Promise<{ send: Send; created: boolean }> {
+  if (send.idempotencyKey !== null) {
+    const earlier = await tx.get<SendRow>(
+      `SELECT ${COLUMNS} FROM sends WHERE hub_id = ? AND idempotency_key = ?`,
+      [send.hubId, send.idempotencyKey],
+    );
+    if (earlier && earlier.created_at > send.createdAt - windowMs)
+      return { send: toSend(earlier), created: false };
+    // Its window is over: the key is free for this send.
+    if (earlier) await tx.run('UPDATE sends SET idempotency_key = NULL WHERE id = ?', [earlier.id]);
+  }
+  const row = await tx.get<SendRow>(
+    `INSERT INTO sends (id, hub_id, line_id, messages, retry_key, idempotency_key, state, attempts,
+       next_attempt_at, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?) RETURNING ${COLUMNS}`,
+    [
+      send.id,
+      send.hubId,
+      send.lineId,
+      JSON.stringify(send.messages),
+      send.retryKey,
+      send.idempotencyKey,
+      send.createdAt,
+      send.createdAt,
+      send.createdAt,
+    ],
+  );
+  if (!row) throw new Error('the send was not stored');
+  return { send: toSend(row), created: true };
+}
+
+export async function leaseSends(
+  tx: Transaction,
+  now: number,
+  leasedUntil: number,
+  max: number,
+): Promise<LeasedSend[]> {
+  // The oldest due sends that are their contact's oldest unfinished one (which may be leased by
+  // another node: then it is not due here).
+  const candidates = await tx.all<{ id: string }>(
+    `SELECT s.id FROM sends AS s
+     WHERE s.state = 'pending' AND s.next_attempt_at <= ? AND s.leased_until <= ?
+       AND NOT EXISTS (SELECT 1 FROM sends AS e WHERE e.hub_id = s.hub_id AND e.line_id = s.line_id
+                       AND e.state = 'pending' AND e.seq < s.seq)
+     ORDER BY s.next_attempt_at, s.seq LIMIT ?`,
+    [now, now, Math.min(max, LEASE_WINDOW)],
+  );
+  const leased: LeasedSend[] = [];
+  for (const { id } of candidates) {
+    // Still free: of two nodes that chose the same row, the second updates nothing.
+    const row = await tx.get<SendRow>(
+      `UPDATE sends SET leased_until = ?
+       WHERE id = ? AND state = 'pending' AND leased_until <= ?
+       RETURNING ${COLUMNS}`,
+      [leasedUntil, id, now],
+    );
+    if (row) leased.push({ ...toSend(row), leasedUntil });
+  }
+  return leased;
+}
+
+export async function settleSend(tx: Transaction, result: SendSettlement, now: number): Promise<boolean> {
+  const where = 'WHERE id = ? AND leased_until = ? AND state = ?';
+  const key = [result.id, result.leasedUntil, 'pending'];
+  if (result.state === 'sent') {
+    return (
+      (await tx.run(
+        `UPDATE sends SET state = 'sent', message_ids = ?, last_error = NULL, attempts = attempts + 1,
+           leased_until = 0, updated_at = ? ${where}`,
+        [JSON.stringify(result.messageIds), now, ...key],
+      )) > 0
+    );
+  }
+  if (result.state === 'pending') {
+    return (
+      (await tx.run(
+        `UPDATE sends SET attempts = ?, next_attempt_at = ?, last_error = ?, leased_until = 0, updated_at = ? ${where}`,
+        [result.attempts, result.nextAttemptAt, result.lastError, now, ...key],
+      )) > 0
+    );
+  }
+  return (
+    (await tx.run(
+      `UPDATE sends SET state = 'failed', attempts = ?, last_error = ?, leased_until = 0, updated_at = ? ${where}`,
+      [result.attempts, result.lastError, now, ...key],
+    )) > 0
+  );
+}
+
+export async function nextSendDue(sql: Sql): Promise<number | undefined> {
+  const row = await sql.get<{ next: number | null }>(
+    `SELECT MIN(next_attempt_at) AS next FROM sends WHERE state = 'pending'`,
+  );
+  return row?.next ?? undefined;
+}
+
+/** The sends port (store.ts): replies to LINE friends, queued and pushed once. */
+export function sendsPort(engine: Engine): SendsPort {
+  return engine.port(
+    'sends',
+    {
+      create: (send, windowMs) => engine.write((tx) => createSend(tx, send, windowMs)),
+      get: (hubId, id) => getSend(engine.reads, hubId, id),
+      lease: (now, leasedUntil, max) => engine.write((tx) => leaseSends(tx, now, leasedUntil, max)),
+      settle: (result, now) => engine.write((tx) => settleSend(tx, result, now)),
+      nextDue: () => nextSendDue(engine.reads),
+      queueDepth: async () =>
+        (await engine.reads.get<{ n: number }>(`SELECT COUNT(*) AS n FROM sends WHERE state = 'pending'`))
+          ?.n ?? 0,
+    },
+    ['create', 'lease', 'settle'],
+  );
+}
