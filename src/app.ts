@@ -388,7 +388,7 @@ export function buildApp(deps: AppDeps): App {
     publicUrl: deps.publicUrl,
     methods,
     webhooks: new AccountWebhooks(webhooks),
-    conversations: new AccountConversations({ store: deps.store, blobs: deps.blobs, clock }),
+    conversations: new AccountConversations({ store: deps.store, blobs: deps.blobs, clock, sends }),
   });
   registerHomeRoutes(app, methods);
   // Last, so the document lists the client API first.

@@ -163,11 +163,9 @@ test('two nodes, 40 images of 3 hubs: each downloaded once, by one node, at most
       const ofHub = asked.filter((r) => hubOf.get(r.messageId ?? '') === hubId);
       const most = mostAtOnce(ofHub);
       assert.ok(most <= PER_HUB, `hub ${hubId}: ${most} downloads at once`);
-      assert.equal(
-        most,
-        PER_HUB,
-        `hub ${hubId}: downloads of one hub did overlap (the check means something)`,
-      );
+      // Overlap at all shows the bound was tested; reaching PER_HUB exactly depends on how fast the
+      // machine lets the nodes lease (under a CI machine's load a hub once peaked at 3).
+      assert.ok(most >= 2, `hub ${hubId}: downloads of one hub did overlap (the check means something)`);
     }
   } catch (error) {
     console.error(stderr.join(''));

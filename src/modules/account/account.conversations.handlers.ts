@@ -7,6 +7,7 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type CalendarDay, dayKey, parseCalendarDay } from '../../lib/calendar.js';
+import { AppError } from '../../lib/errors.js';
 import { JSON_TYPE } from '../../lib/http.js';
 import type { PathMethods } from '../../lib/methods.js';
 import type { MessageRow } from '../../store/store.js';
@@ -14,6 +15,7 @@ import { attachment } from '../content/content.range.js';
 import { sendContent } from '../content/content.reply.js';
 import { serializeCsv } from '../messages/messages.csv.js';
 import { serializeMessages } from '../messages/messages.serializer.js';
+import { MAX_TEXT_CHARS } from '../sends/sends.usecases.js';
 import { auditPage, auditPath } from './account.audit.pages.js';
 import { CONVERSATION_WORDS, type ConversationWords } from './account.conversations.i18n.js';
 import { type AccountConversations, type ConversationAt, parsePosition } from './account.conversations.js';
@@ -27,6 +29,7 @@ import {
 } from './account.conversations.pages.js';
 import type { PageKit } from './account.kit.js';
 import { messagePage } from './account.pages.js';
+import type { ReplyBox } from './account.reply.pages.js';
 import type { SignedIn } from './account.usecases.js';
 
 /** What the account screen's routes share: the language, the session, the form checks. */
@@ -91,6 +94,7 @@ export function registerConversationRoutes(
       hubId,
       timeZone: hub.timeZone,
       downloadsMedia: Boolean(hub.lineChannelAccessTokenEncrypted),
+      canReply: conversations.canReply(hub),
     };
   };
 
@@ -144,12 +148,13 @@ export function registerConversationRoutes(
     },
   );
 
-  /** One conversation (`download`: a download refused, its form again). */
+  /** One conversation (`download`: a download refused, its form again; `replied`: a reply refused, likewise). */
   const contactConversation = async (
     request: FastifyRequest<{ Params: ContactParams; Querystring: Query }>,
     reply: FastifyReply,
     signedIn: SignedIn,
     download?: DownloadProblem,
+    replied?: ReplyBox['problem'],
   ) => {
     const { hubId, lineId } = request.params;
     const args = await common(request, signedIn, hubId);
@@ -167,11 +172,16 @@ export function registerConversationRoutes(
           : undefined;
     const page = await conversations.conversation(signedIn, hubId, lineId, at);
     if (!page) return kit.html(reply, 404, messagePage({ ...args, message: args.cw.contactNotFound }));
+    const sent =
+      args.canReply && !replied && typeof query.send === 'string'
+        ? await conversations.sendStatus(signedIn, hubId, query.send.slice(0, 100))
+        : undefined;
     return kit.html(
       reply,
-      download ? 400 : 200,
+      download || replied ? 400 : 200,
       conversationPage({
         ...args,
+        reply: args.canReply ? { send: sent, problem: replied } : undefined,
         download,
         page,
         q,
@@ -293,6 +303,40 @@ export function registerConversationRoutes(
     },
   );
 
+  scope.post<{ Params: ContactParams; Querystring: Query }>(
+    '/account/hubs/:hubId/conversations/:lineId/reply',
+    async (request, reply) => {
+      const form = request.body instanceof URLSearchParams ? request.body : new URLSearchParams();
+      const signedIn = await kit.requirePost(request, reply, form.get('csrf') ?? undefined);
+      if (!signedIn) return reply;
+      const { hubId, lineId } = request.params;
+      const { cw } = wordsOf(request);
+      const text = form.get('text') ?? '';
+      // Line breaks as a browser sends them (CRLF) are sent as LINE shows them (LF).
+      const typed = text.replace(/\r\n?/g, '\n');
+      const problem =
+        typed.trim() === ''
+          ? cw.replyEmpty
+          : typed.length > MAX_TEXT_CHARS
+            ? cw.replyTooLong(typed.length)
+            : undefined;
+      if (problem)
+        return contactConversation(request, reply, signedIn, undefined, { text: typed, message: problem });
+      try {
+        const send = await conversations.reply(signedIn, hubId, lineId, typed);
+        return reply.redirect(`${conversationPath(hubId, lineId)}?send=${encodeURIComponent(send.id)}`, 303);
+      } catch (error) {
+        if (error instanceof AppError && error.status < 500 && error.code !== 'not_found') {
+          return contactConversation(request, reply, signedIn, undefined, {
+            text: typed,
+            message: error.message,
+          });
+        }
+        throw error;
+      }
+    },
+  );
+
   scope.post<{ Params: ContactParams }>(
     '/account/hubs/:hubId/conversations/:lineId/erase',
     async (request, reply) => {
@@ -329,4 +373,5 @@ export function declareConversationPaths(app: FastifyInstance, methods: PathMeth
     methods.declare(app, { url, allowed: ['GET', 'HEAD'] });
   }
   methods.declare(app, { url: '/account/hubs/:hubId/conversations/:lineId/erase', allowed: ['POST'] });
+  methods.declare(app, { url: '/account/hubs/:hubId/conversations/:lineId/reply', allowed: ['POST'] });
 }

@@ -66,6 +66,17 @@ const en = {
   openImage: (name: string) => `Image from ${name}, full size`,
   exportPersonalData: 'Export personal data',
   eraseContact: 'Erase contact',
+  replyTitle: 'Reply on LINE',
+  reply: 'Reply',
+  send: 'Send',
+  replyHint:
+    "Sent to this friend with LINE (the hub's channel access token), and kept here as yours. Up to 5,000 characters.",
+  replySending: 'Sending to LINE… this page updates itself.',
+  replySent: 'Sent: LINE took it, and it is kept in this conversation.',
+  replyFailed: (reason: string) => `Not sent: ${reason}`,
+  replyEmpty: 'Write a reply first.',
+  replyTooLong: (length: number) =>
+    `A reply is at most 5,000 characters (LINE's limit); this one has ${length}.`,
   erase: 'Erase',
   eraseQuestion: (name: string) => `Erase ${name}?`,
   eraseExplained:
@@ -159,6 +170,16 @@ const ja: ConversationWords = {
   openImage: (name: string) => `${name} からの画像(原寸)`,
   exportPersonalData: '個人データをエクスポート',
   eraseContact: '連絡先を消去',
+  replyTitle: 'LINE で返信',
+  reply: '返信',
+  send: '送信',
+  replyHint:
+    'この友だちに LINE で送信し(ハブのチャネルアクセストークンを使用)、あなたのメッセージとしてここに保存します。5,000 文字まで。',
+  replySending: 'LINE に送信中です… このページは自動で更新されます。',
+  replySent: '送信しました: LINE が受け付け、この会話に保存されました。',
+  replyFailed: (reason: string) => `送信できませんでした: ${reason}`,
+  replyEmpty: '返信を入力してください。',
+  replyTooLong: (length: number) => `返信は 5,000 文字までです(LINE の上限)。この返信は ${length} 文字です。`,
   erase: '消去',
   eraseQuestion: (name: string) => `${name} を消去しますか?`,
   eraseExplained:

@@ -20,6 +20,7 @@ import {
   timeIn,
 } from './account.pages.js';
 
+import { type ReplyBox, replyForm } from './account.reply.pages.js';
 import { formatLocalMinute } from './account.time.js';
 
 export { conversationsPath };
@@ -312,6 +313,8 @@ export interface ConversationPageArgs extends HubPage {
   /** The message asked for (a search result), when the page is around it. */
   target: string | undefined;
   notice?: string | undefined;
+  /** The reply box (CONTRACT §16): shown when the hub has a LINE channel access token. */
+  reply?: ReplyBox | undefined;
 }
 
 export function conversationPage(args: ConversationPageArgs): string {
@@ -368,6 +371,7 @@ ${messageBody(args, m, terms, name)}
     title: `chatlog — ${name}`,
     csrfToken: args.csrfToken,
     path,
+    refreshSeconds: args.reply?.send?.status === 'pending' ? 1 : undefined,
     header: signedInHeader(words, args.email, args.csrfToken),
     body: `<p><a href="${conversationsPath(hubId)}${query({ q })}">${escapeHtml(cw.backToConversations(hubId))}</a></p>
 <h1>${escapeHtml(name)}</h1>
@@ -390,6 +394,7 @@ ${older ? `<nav class="pages" aria-label="${escapeHtml(cw.olderMessages)}">${old
 ${days.length === 0 ? `<p>${escapeHtml(cw.noMessages)}</p>` : days.join('\n')}
 ${newer ? `<nav class="pages" aria-label="${escapeHtml(cw.newerMessages)}">${newer}</nav>` : ''}
 </section>
+${replyForm({ cw: args.cw, csrfToken: args.csrfToken, reply: args.reply }, path)}
 ${downloadForm(args, `${path}/messages`, cw.downloadOf(name))}
 <dialog id="revoke-dialog" aria-labelledby="revoke-title" aria-describedby="revoke-explained">
 <form method="dialog">

@@ -23,6 +23,7 @@ import { contactMessagePages } from '../contacts/contacts.pages.js';
 import { type ServableContent, servableContent } from '../content/content.usecases.js';
 import { messageRows, messagesRange } from '../messages/messages.usecases.js';
 import { termsOf } from '../search/search.usecases.js';
+import type { SendService, SendView } from '../sends/sends.usecases.js';
 import { accountErrors } from './account.errors.js';
 import type { SignedIn } from './account.usecases.js';
 
@@ -64,6 +65,8 @@ export interface ConversationDeps {
   store: Pick<Store, 'hubs' | 'messages' | 'search' | 'conversations' | 'content' | 'audit' | 'contacts'>;
   blobs: ContentStore;
   clock: () => number;
+  /** Replies to LINE friends (CONTRACT §16); without it, no reply box. */
+  sends?: SendService | undefined;
 }
 
 export class AccountConversations {
@@ -211,6 +214,24 @@ export class AccountConversations {
   }
 
   /** Erases a contact (CONTRACT §13): the messages erased, or undefined when there is no such contact. */
+  /** The hub answers replies: it has a LINE channel access token, and sends are served here. */
+  canReply(hub: Pick<Hub, 'lineChannelAccessTokenEncrypted'>): boolean {
+    return Boolean(this.deps.sends && hub.lineChannelAccessTokenEncrypted);
+  }
+
+  /** A reply typed in the conversation, accepted as the send API accepts one (its errors too). */
+  async reply(signedIn: SignedIn, hubId: string, lineId: string, text: string): Promise<SendView> {
+    const hub = await this.deps.store.hubs.get(hubId);
+    if (!signedIn.hubIds.includes(hubId) || !hub || !this.deps.sends) throw accountErrors.hubNotFound();
+    return (await this.deps.sends.accept(hub, lineId, { messages: [{ type: 'text', text }] })).send;
+  }
+
+  /** A send of the hub, where it is now; undefined when the hub has none of that id. */
+  async sendStatus(signedIn: SignedIn, hubId: string, id: string): Promise<SendView | undefined> {
+    await this.hubOf(signedIn, hubId);
+    return this.deps.sends?.status(hubId, id).catch(() => undefined);
+  }
+
   async erase(signedIn: SignedIn, hubId: string, lineId: string): Promise<number | undefined> {
     await this.hubOf(signedIn, hubId);
     return eraseContact(this.deps, hubId, lineId);

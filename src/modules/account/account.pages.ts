@@ -36,6 +36,8 @@ export interface Layout {
   script?: string;
   /** The page's own path, where the language switch comes back to (it takes `?lang=`). */
   path?: string;
+  /** Load the page again after this many seconds (a send on its way to LINE). */
+  refreshSeconds?: number | undefined;
 }
 
 export function page({
@@ -47,6 +49,7 @@ export function page({
   header = '',
   script,
   path = '/account',
+  refreshSeconds,
 }: Layout): string {
   return `<!doctype html>
 <html lang="${language}">
@@ -54,7 +57,7 @@ export function page({
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
-${csrfToken ? `<meta name="csrf-token" content="${escapeHtml(csrfToken)}">\n` : ''}<title>${escapeHtml(title)}</title>
+${refreshSeconds ? `<meta http-equiv="refresh" content="${refreshSeconds}">\n` : ''}${csrfToken ? `<meta name="csrf-token" content="${escapeHtml(csrfToken)}">\n` : ''}<title>${escapeHtml(title)}</title>
 <link rel="stylesheet" href="/account/assets/account.css">
 <script src="/account/assets/account.js" defer></script>
 ${script ? `<script src="/account/assets/${script}" defer></script>\n` : ''}</head>

@@ -350,4 +350,6 @@ export const DOCS_JA: Readonly<Record<string, string>> = {
   'A key of another scope (this takes send or read), or of another hub.':
     '別のスコープのキー(ここでは send または read が必要です)、または別のハブのキー。',
   'The hub has no send of that id.': 'ハブにその ID の送信がありません。',
+  "A send of the hub, by the id its 202 gave. attempts counts the pushes made so far; error says why the last one did not go, in LINE's words, once it failed. Takes a key of scope send or read.":
+    '202 の応答で返された ID によるハブの送信。attempts はこれまでのプッシュの回数です。失敗した場合、error に最後の試行が届かなかった理由を LINE の言葉のまま示します。スコープ send または read のキーが必要です。',
 };

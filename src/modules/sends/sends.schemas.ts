@@ -152,6 +152,8 @@ export const sendMessagesRouteSchema = {
 export const getSendRouteSchema = {
   operationId: 'getSend',
   summary: "Where a send is: pending, sent (with its LINE message ids) or failed (with LINE's words)",
+  description:
+    "A send of the hub, by the id its 202 gave. attempts counts the pushes made so far; error says why the last one did not go, in LINE's words, once it failed. Takes a key of scope send or read.",
   tags: ['sends'],
   security: [{ bearerKey: [] }, { queryKey: [] }],
   params: {
