@@ -123,6 +123,8 @@ export interface AppDeps {
   hubspotClientSecret?: string | undefined;
   /** CHATLOG_WEBHOOK_TIMEOUT_MS: an outgoing delivery not answered 2xx within this is retried. */
   webhookTimeoutMs?: number;
+  /** CHATLOG_SEND_TIMEOUT_MS: a push to LINE not answered within this is tried again. */
+  sendTimeoutMs?: number;
   /** Runs this node's workers (webhook deliveries, media downloads, pruning) while the app listens; default true. */
   runWorkers?: boolean;
 }
@@ -319,6 +321,7 @@ export function buildApp(deps: AppDeps): App {
     secrets: deps.secrets,
     log: app.log,
     lineApiBaseUrl: deps.lineApiBaseUrl ?? settingDefault('lineApiBaseUrl'),
+    timeoutMs: deps.sendTimeoutMs ?? settingDefault('sendTimeoutMs'),
     clock,
     onOutcome: metrics ? (outcome) => metrics.sent(outcome) : undefined,
   });

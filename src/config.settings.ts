@@ -250,6 +250,12 @@ export const SETTINGS = {
     doc: 'an outgoing webhook delivery not answered 2xx within this long is tried again later (CONTRACT §10 says 15 s)',
     parse: integer(100, 60_000),
   }),
+  sendTimeoutMs: withDefault({
+    env: 'CHATLOG_SEND_TIMEOUT_MS',
+    default: '30000',
+    doc: "a push of a reply that LINE has not answered within this long is tried again later (with the same retry key); a node that died holds its sends this plus 15 s",
+    parse: integer(100, 120_000),
+  }),
   changesKeepDays: withDefault({
     env: 'CHATLOG_CHANGES_KEEP_DAYS',
     default: '90',

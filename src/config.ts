@@ -71,6 +71,7 @@ export function appSettings(config: Config) {
     mcpMaxChars: config.mcpMaxChars,
     webhookAllowPrivate: config.webhookAllowPrivate,
     webhookTimeoutMs: config.webhookTimeoutMs,
+    sendTimeoutMs: config.sendTimeoutMs,
     publicUrl: config.publicUrl,
     metricsToken: config.metricsToken,
   };

@@ -49,7 +49,7 @@ function sentIds(body: unknown): string[] | undefined {
 export async function pushMessages(
   base: string,
   token: string,
-  push: { to: string; messages: readonly OutgoingMessage[]; retryKey: string },
+  push: { to: string; messages: readonly OutgoingMessage[]; retryKey: string; timeoutMs?: number | undefined },
 ): Promise<PushAnswer> {
   let res: Response;
   try {
@@ -61,7 +61,7 @@ export async function pushMessages(
         'x-line-retry-key': push.retryKey,
       },
       body: JSON.stringify({ to: push.to, messages: push.messages }),
-      signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
+      signal: AbortSignal.timeout(push.timeoutMs ?? CALL_TIMEOUT_MS),
     });
   } catch (error) {
     const timedOut = (error as Error).name === 'TimeoutError';

@@ -17,8 +17,8 @@ import type { IngestOperation, LeasedSend, SendSettlement, Store } from '../../s
 import { pushMessages } from './line-push.js';
 import { renderedOf } from './sends.usecases.js';
 
-/** A push (30 s at most) and the storing of its messages fit well inside. */
-const LEASE_MS = 90_000;
+/** A lease outlasts its push (timeoutMs) by this much: the storing of its messages and the settle. */
+const LEASE_MARGIN_MS = 15_000;
 export const RETRY_DELAYS_MS = [1e3, 5e3, 3e4, 12e4, 6e5, 18e5, 36e5] as const;
 const RETRY_EVERY_MS = 36e5;
 export const RETRY_FOR_MS = 24 * 36e5;
@@ -30,6 +30,8 @@ export interface SendWorkerOptions {
   log: FastifyBaseLogger;
   /** LINE_API_BASE_URL. */
   lineApiBaseUrl: string;
+  /** A push LINE has not answered within this is tried again later (CHATLOG_SEND_TIMEOUT_MS). */
+  timeoutMs?: number;
   /** Pushes at once on this node. */
   concurrency?: number;
   clock?: () => number;
@@ -110,7 +112,8 @@ export class SendWorker {
     const now = this.clock();
     const due = await this.options.store.sends.nextDue();
     if (due === undefined || due > now) return;
-    const leased = await this.options.store.sends.lease(now, now + LEASE_MS, free);
+    const leaseMs = (this.options.timeoutMs ?? 30_000) + LEASE_MARGIN_MS;
+    const leased = await this.options.store.sends.lease(now, now + leaseMs, free);
     for (const send of leased) {
       this.inFlight += 1;
       const push: Promise<void> = this.push(send)
@@ -141,6 +144,7 @@ export class SendWorker {
       to: send.lineId,
       messages: send.messages,
       retryKey: send.retryKey,
+      timeoutMs: this.options.timeoutMs,
     });
     if (answer.kind === 'refused')
       return { ...key, state: 'failed', attempts: send.attempts + 1, lastError: answer.reason };
