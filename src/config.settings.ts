@@ -253,7 +253,7 @@ export const SETTINGS = {
   sendTimeoutMs: withDefault({
     env: 'CHATLOG_SEND_TIMEOUT_MS',
     default: '30000',
-    doc: "a push of a reply that LINE has not answered within this long is tried again later (with the same retry key); a node that died holds its sends this plus 15 s",
+    doc: 'a push of a reply that LINE has not answered within this long is tried again later (with the same retry key); a node that died holds its sends this plus 15 s',
     parse: integer(100, 120_000),
   }),
   changesKeepDays: withDefault({

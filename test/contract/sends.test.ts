@@ -62,8 +62,8 @@ const send = (body: unknown, { hubId = HUB, lineId = FRIEND, key = sendKey } = {
     body: JSON.stringify(body),
   });
 
-async function accepted(body: unknown): Promise<SendView> {
-  const res = await send(body);
+async function accepted(body: unknown, lineId = FRIEND): Promise<SendView> {
+  const res = await send(body, { lineId });
   const json = (await res.json()) as { send: SendView };
   assert.equal(res.status, 202, JSON.stringify(json));
   return json.send;
@@ -275,5 +275,33 @@ test('a send of another hub, or an unknown id, is not found', async () => {
     headers: { authorization: `Bearer ${other}` },
   });
   assert.equal(cross.status, 403);
+  assert.equal((await settled(mine.id)).status, 'sent');
   assert.deepEqual(line.violations, []);
+});
+
+test('erasing the contact takes its sends with it: one not yet sent never goes', async () => {
+  const lineId = 'U1600eeeeeeeeeeeeeeeeeeeeeeeeeeee';
+  await storeMessages(server.store, HUB, [
+    message({ lineId, msg: '消してください', createdAt: Date.now() - 1_000 }),
+  ]);
+  // LINE busy: the send waits for its next attempt (each a second or more after the one before).
+  line.misbehave.push({ status: 503 }, { status: 503 }, { status: 503 });
+  const waiting = await accepted({ messages: [{ type: 'text', text: '消える返信' }] }, lineId);
+  const deadline = Date.now() + 10_000;
+  while (!line.pushes.some((p) => p.messages[0]?.text === '消える返信') && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  assert.equal((await settled(waiting.id, 200)).status, 'pending');
+  assert.equal(await server.store.contacts.erase(HUB, lineId, Date.now()), 1);
+  const gone = await server.request(`/api/line/${HUB}/sends/${waiting.id}`, {
+    headers: { authorization: `Bearer ${readKey}` },
+  });
+  assert.equal(gone.status, 404);
+  await new Promise((resolve) => setTimeout(resolve, 2_500));
+  assert.equal(
+    line.pushes.filter((p) => p.messages[0]?.text === '消える返信').length,
+    1,
+    'never pushed again',
+  );
+  assert.equal(line.delivered.get(lineId)?.length ?? 0, 0);
 });

@@ -49,7 +49,12 @@ function sentIds(body: unknown): string[] | undefined {
 export async function pushMessages(
   base: string,
   token: string,
-  push: { to: string; messages: readonly OutgoingMessage[]; retryKey: string; timeoutMs?: number | undefined },
+  push: {
+    to: string;
+    messages: readonly OutgoingMessage[];
+    retryKey: string;
+    timeoutMs?: number | undefined;
+  },
 ): Promise<PushAnswer> {
   let res: Response;
   try {

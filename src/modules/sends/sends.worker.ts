@@ -150,7 +150,10 @@ export class SendWorker {
       return { ...key, state: 'failed', attempts: send.attempts + 1, lastError: answer.reason };
     if (answer.kind === 'retry') return this.retry(send, answer.reason, answer.retryAfterMs);
     // Kept before the send is marked sent: a crash in between sends nothing again (the retry key)
-    // and stores nothing twice (the source ids).
+    // and stores nothing twice (the source ids). Unless the contact was erased meanwhile (its sends
+    // went with it): what LINE took is then not kept.
+    const still = await this.options.store.sends.get(send.hubId, send.id);
+    if (!still) return { ...key, state: 'sent', messageIds: answer.messageIds };
     const now = this.clock();
     const operations: IngestOperation[] = send.messages.map((message, i) => {
       const id = answer.messageIds[i] as string;

@@ -88,7 +88,7 @@ export async function lineIdsOfVid(sql: Sql, hubId: string, vid: string): Promis
  * Erases a contact of a hub (CONTRACT §13), in the caller's transaction with the hub's feed lock:
  * its messages (their search entries go with them), its content (released when no other message
  * of the hub holds the same bytes: the content worker deletes them), its earlier changes, its row
- * (vid, name); the erased messages' ids are never given again. Then one `contact.erased`. Resolves
+ * (vid, name), its sends; the erased messages' ids are never given again. Then one `contact.erased`. Resolves
  * the number of messages erased, or undefined when the hub has no such contact.
  */
 export async function eraseContact(
@@ -122,6 +122,8 @@ export async function eraseContact(
   const erased = await tx.run('DELETE FROM messages WHERE contact_id = ?', [contact.id]);
   await tx.run('DELETE FROM changes WHERE hub_id = ? AND contact_id = ?', [hubId, contact.id]);
   await tx.run('DELETE FROM contacts WHERE id = ?', [contact.id]);
+  // Its sends (CONTRACT §16) hold what was said to it: gone too, and those not yet sent never go.
+  await tx.run('DELETE FROM sends WHERE hub_id = ? AND line_id = ?', [hubId, lineId]);
   await logChange(tx, clock, hubId, now, { type: 'contact.erased', lineId });
   return erased;
 }
