@@ -41,6 +41,9 @@
  *                                   one webhook event step by step without HTTP (issue 45, goal 2):
  *                                   signature, parse, translation, each SQL statement, each index,
  *                                   COMMIT and its checkpoints, the WAL's pages and fdatasync
+ *   npm run bench -- sends [--store sqlite|postgres] [--rounds 3] [--seconds 10] [--rate 200] [--line-ms 50]
+ *                                   replies to LINE friends (issue 46): the 202's p99 and the way from
+ *                                   202 to the stored message, against the ingest API at the same rate
  *   npm run bench -- start [--rounds 9]
  *                                   spawn to the first answered read (issue 20, goal 6): chatlog as
  *                                   installed (bundled), unbundled, and a bare Node HTTP server
@@ -66,6 +69,7 @@ const NAMED: Record<string, string> = {
   'both-cores': 'bench/both-cores.ts',
   'day-parts': 'bench/day-parts.ts',
   'write-steps': 'bench/write-steps.ts',
+  sends: 'bench/sends.ts',
 };
 
 const [first, ...rest] = process.argv.slice(2);

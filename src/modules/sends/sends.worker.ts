@@ -23,6 +23,13 @@ export const RETRY_DELAYS_MS = [1e3, 5e3, 3e4, 12e4, 6e5, 18e5, 36e5] as const;
 const RETRY_EVERY_MS = 36e5;
 export const RETRY_FOR_MS = 24 * 36e5;
 const SWEEP_MS = 2_000;
+/**
+ * Pushes at once on a node, by default. LINE answers a push in tens of ms, so 200 sends a second
+ * need about 15 in flight; LINE's own limit is 2,000 push requests a second a channel.
+ */
+const CONCURRENCY = 32;
+/** Free slots that make the worker lease again before all are free (each lease is a write). */
+const REFILL_AT = 8;
 
 export interface SendWorkerOptions {
   store: Pick<Store, 'hubs' | 'sends' | 'messages'>;
@@ -48,11 +55,12 @@ export class SendWorker {
   private again = false;
   private readonly pushes = new Set<Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
+  private soonTimer: NodeJS.Timeout | undefined;
   private stopped = true;
 
   constructor(private readonly options: SendWorkerOptions) {
     this.clock = options.clock ?? Date.now;
-    this.concurrency = options.concurrency ?? 8;
+    this.concurrency = options.concurrency ?? CONCURRENCY;
   }
 
   start(): void {
@@ -65,6 +73,7 @@ export class SendWorker {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
+    clearTimeout(this.soonTimer);
     await this.running;
     await Promise.all(this.pushes);
   }
@@ -87,6 +96,15 @@ export class SendWorker {
           this.kick();
         } else this.sleep();
       });
+  }
+
+  /** A pass in a moment, for the slots freed since the last (unless one comes first). */
+  private soon(): void {
+    if (this.soonTimer || this.stopped) return;
+    this.soonTimer = setTimeout(() => {
+      this.soonTimer = undefined;
+      this.kick();
+    }, 20).unref();
   }
 
   /** Until the next send is due, or the sweep (sends accepted by other nodes, leases that lapsed). */
@@ -121,8 +139,13 @@ export class SendWorker {
         .finally(() => {
           this.inFlight -= 1;
           this.pushes.delete(push);
-          // Its contact's next send may be due now.
-          this.kick();
+          // Its contact's next send may be due now: leased with others once a few slots are free.
+          if (
+            this.concurrency - this.inFlight >= Math.min(REFILL_AT, this.concurrency) ||
+            this.inFlight === 0
+          )
+            this.kick();
+          else this.soon();
         });
       this.pushes.add(push);
     }
