@@ -226,6 +226,17 @@ export interface SendsPort {
   lease(now: number, leasedUntil: number, max: number): Promise<LeasedSend[]>;
   /** Stores an attempt's outcome; false when its lease had passed (another node may have it). */
   settle(result: SendSettlement, now: number): Promise<boolean>;
+  /**
+   * LINE took the send: its messages (`operations`, as ingest takes them) stored and the send marked
+   * sent, in one transaction. False, and nothing stored, when its lease had passed or it is gone
+   * (its contact erased).
+   */
+  complete(
+    result: Extract<SendSettlement, { state: 'sent' }>,
+    hubId: string,
+    operations: readonly IngestOperation[],
+    now: number,
+  ): Promise<boolean>;
   /** When the next pending send is due, or undefined. */
   nextDue(): Promise<number | undefined>;
   /** Pending sends (of every hub), for metrics. */

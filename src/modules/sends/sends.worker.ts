@@ -4,8 +4,8 @@
  *
  * - Exactly once: every attempt of a send carries the same `X-Line-Retry-Key`, so LINE takes it at
  *   most once (a 409 says it already did, with the ids). The messages are stored (as `You`, under
- *   LINE's ids: `line:<id>`, as a webhook's would be) before the send is marked sent; a crash in
- *   between leaves it pending, the next attempt gets the 409, and storing again is a duplicate.
+ *   LINE's ids: `line:<id>`, as a webhook's would be) in the transaction that marks the send sent;
+ *   a crash before it leaves the send pending, and the next attempt gets the 409 and its ids.
  * - In order: the store leases only a contact's oldest unfinished send.
  * - 429 waits as LINE's Retry-After says; 5xx and network errors back off (RETRY_DELAYS_MS) for up
  *   to RETRY_FOR_MS after the send was accepted; another 4xx, or the monthly limit, fails with
@@ -32,7 +32,7 @@ const CONCURRENCY = 32;
 const REFILL_AT = 8;
 
 export interface SendWorkerOptions {
-  store: Pick<Store, 'hubs' | 'sends' | 'messages'>;
+  store: Pick<Store, 'hubs' | 'sends'>;
   secrets: SecretBox;
   log: FastifyBaseLogger;
   /** LINE_API_BASE_URL. */
@@ -153,11 +153,14 @@ export class SendWorker {
 
   private async push(send: LeasedSend): Promise<void> {
     const result = await this.attempt(send);
+    // Sent: already stored with its messages (attempt).
+    if (result === undefined) return this.options.onOutcome?.('sent');
     const stored = await this.options.store.sends.settle(result, this.clock());
     if (stored) this.options.onOutcome?.(result.state);
   }
 
-  private async attempt(send: LeasedSend): Promise<SendSettlement> {
+  /** LINE's answer to one push: an outcome to store, or undefined once sent and stored. */
+  private async attempt(send: LeasedSend): Promise<SendSettlement | undefined> {
     const key = { id: send.id, leasedUntil: send.leasedUntil };
     const hub = await this.options.store.hubs.get(send.hubId);
     if (!hub?.lineChannelAccessTokenEncrypted)
@@ -172,11 +175,9 @@ export class SendWorker {
     if (answer.kind === 'refused')
       return { ...key, state: 'failed', attempts: send.attempts + 1, lastError: answer.reason };
     if (answer.kind === 'retry') return this.retry(send, answer.reason, answer.retryAfterMs);
-    // Kept before the send is marked sent: a crash in between sends nothing again (the retry key)
-    // and stores nothing twice (the source ids). Unless the contact was erased meanwhile (its sends
-    // went with it): what LINE took is then not kept.
-    const still = await this.options.store.sends.get(send.hubId, send.id);
-    if (!still) return { ...key, state: 'sent', messageIds: answer.messageIds };
+    // The messages stored and the send marked sent in one transaction: a crash before it sends
+    // nothing again (the retry key: LINE's 409 gives the ids) and stores nothing twice. A send gone
+    // meanwhile (its contact erased) stores nothing.
     const now = this.clock();
     const operations: IngestOperation[] = send.messages.map((message, i) => {
       const id = answer.messageIds[i] as string;
@@ -192,8 +193,9 @@ export class SendWorker {
         sourceChatId: null,
       };
     });
-    await this.options.store.messages.ingest(send.hubId, operations, now);
-    return { ...key, state: 'sent', messageIds: answer.messageIds };
+    const sent = { ...key, state: 'sent' as const, messageIds: answer.messageIds };
+    await this.options.store.sends.complete(sent, send.hubId, operations, now);
+    return undefined;
   }
 
   /** Another try later, or failed once RETRY_FOR_MS have passed since the send was accepted. */

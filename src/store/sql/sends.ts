@@ -8,9 +8,19 @@
  * - An idempotency key names one send of the hub for a window (24 hours): a second request with it
  *   gets the first send. After the window the old send lets go of the key.
  */
-import type { LeasedSend, OutgoingMessage, Send, SendSettlement, SendState, SendsPort } from '../store.js';
+import type {
+  IngestOperation,
+  LeasedSend,
+  OutgoingMessage,
+  Send,
+  SendSettlement,
+  SendState,
+  SendsPort,
+} from '../store.js';
+import type { FeedClock } from './changes.js';
 import type { Engine } from './engine.js';
 import type { Sql, Transaction } from './executor.js';
+import type { GroupOutcome, IngestRequest } from './ingest.js';
 
 interface SendRow {
   id: string;
@@ -156,8 +166,33 @@ export async function nextSendDue(sql: Sql): Promise<number | undefined> {
   return row?.next ?? undefined;
 }
 
+/** What the store does for a sent send's messages: ingest's own transaction work, and after it. */
+export interface SentMessagesHooks {
+  /** Stores one request of live writes in `tx` (ingest.ts's applyGroup, with the store's index). */
+  store(tx: Transaction, clock: FeedClock, request: IngestRequest): Promise<GroupOutcome>;
+  /** Once committed (the search indexer told of the messages queued). */
+  stored(outcome: GroupOutcome): void;
+}
+
 /** The sends port (store.ts): replies to LINE friends, queued and pushed once. */
-export function sendsPort(engine: Engine): SendsPort {
+export function sendsPort(engine: Engine, hooks: SentMessagesHooks): SendsPort {
+  const complete: SendsPort['complete'] = async (result, hubId, operations, now) => {
+    const outcome = await engine.writeChanges([hubId], async (tx, clock) => {
+      // Still this lease's, and still there (an erasure takes a contact's sends with it).
+      const held = await tx.get(
+        'SELECT 1 AS one FROM sends WHERE id = ? AND leased_until = ? AND state = ?',
+        [result.id, result.leasedUntil, 'pending'],
+      );
+      if (!held) return undefined;
+      const stored = await hooks.store(tx, clock, { hubId, operations, now });
+      if ('failed' in stored) throw stored.failed;
+      await settleSend(tx, result, now);
+      return stored;
+    });
+    if (outcome === undefined) return false;
+    hooks.stored(outcome);
+    return true;
+  };
   return engine.port(
     'sends',
     {
@@ -165,11 +200,12 @@ export function sendsPort(engine: Engine): SendsPort {
       get: (hubId, id) => getSend(engine.reads, hubId, id),
       lease: (now, leasedUntil, max) => engine.write((tx) => leaseSends(tx, now, leasedUntil, max)),
       settle: (result, now) => engine.write((tx) => settleSend(tx, result, now)),
+      complete,
       nextDue: () => nextSendDue(engine.reads),
       queueDepth: async () =>
         (await engine.reads.get<{ n: number }>(`SELECT COUNT(*) AS n FROM sends WHERE state = 'pending'`))
           ?.n ?? 0,
     },
-    ['create', 'lease', 'settle'],
+    ['create', 'lease', 'settle', 'complete'],
   );
 }

@@ -273,7 +273,18 @@ export abstract class SqlStore implements Store {
   });
   content = contentPort(this.engine);
   webhooks = webhooksPort(this.engine);
-  sends = sendsPort(this.engine);
+  sends = sendsPort(this.engine, {
+    store: async (tx, clock, request) => {
+      const [outcome] = await applyGroup(
+        tx,
+        clock,
+        this.searchIndex ? this.searchEngine : withoutIndexWrites(this.searchEngine),
+        [request],
+      );
+      return outcome ?? { failed: new Error('nothing stored') };
+    },
+    stored: (outcome) => this.queuedForIndex([outcome]),
+  });
   contacts = contactsPort(this.engine);
   audit = auditPort(this.engine);
   retention = retentionPort(this.engine);
