@@ -9,7 +9,6 @@
  *   gets the first send. After the window the old send lets go of the key.
  */
 import type {
-  IngestOperation,
   LeasedSend,
   OutgoingMessage,
   Send,
