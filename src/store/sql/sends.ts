@@ -8,14 +8,7 @@
  * - An idempotency key names one send of the hub for a window (24 hours): a second request with it
  *   gets the first send. After the window the old send lets go of the key.
  */
-import type {
-  LeasedSend,
-  OutgoingMessage,
-  Send,
-  SendSettlement,
-  SendState,
-  SendsPort,
-} from '../store.js';
+import type { LeasedSend, OutgoingMessage, Send, SendSettlement, SendState, SendsPort } from '../store.js';
 import type { FeedClock } from './changes.js';
 import type { Engine } from './engine.js';
 import type { Sql, Transaction } from './executor.js';
