@@ -16,7 +16,10 @@ before(async () => {
     server.store,
     '71',
     Array.from({ length: 20_000 }, (_, i) =>
-      message({ lineId: `U${i % 10}`, msg: `${i} ${long}`, createdAt: i }),
+      // A minute apart: a day holds 1,440 of them, so the other client's answer below is small and
+      // starts well within the 1 s idle timeout even on a busy machine (all 20,000 in one day once
+      // took a loaded CI machine over a second to begin, and the server rightly cut it).
+      message({ lineId: `U${i % 10}`, msg: `${i} ${long}`, createdAt: i * 60_000 }),
     ),
   );
 });
