@@ -38,6 +38,29 @@ type Db = Database.Database;
 /** How long a write waits for another process (a CLI import, say) to release the database. */
 const WRITE_LOCK_WAIT_MS = 5_000;
 
+/** api_keys copied into a table whose scope CHECK takes `scopes` (migrations 5 and 18). */
+function apiKeysWithScopes(copy: string, scopes: readonly string[]): string {
+  return `
+    CREATE TABLE ${copy} (
+      id TEXT PRIMARY KEY,
+      hub_id TEXT NOT NULL REFERENCES hubs(id),
+      scope TEXT NOT NULL CHECK (scope IN (${scopes.map((scope) => `'${scope}'`).join(', ')})),
+      label TEXT NOT NULL DEFAULT '',
+      key_hash BLOB NOT NULL UNIQUE,
+      key_encrypted BLOB NOT NULL,
+      key_start TEXT NOT NULL,
+      created_at INTEGER NOT NULL,
+      last_used_at INTEGER,
+      revoked_at INTEGER,
+      rate_limit_requests INTEGER,
+      rate_limit_per_seconds INTEGER
+    ) STRICT;
+    INSERT INTO ${copy} SELECT * FROM api_keys;
+    DROP TABLE api_keys;
+    ALTER TABLE ${copy} RENAME TO api_keys;
+    CREATE INDEX api_keys_by_hub ON api_keys(hub_id, created_at);`;
+}
+
 export const SQLITE_TYPES: DdlTypes = {
   int64: 'INTEGER',
   bytes: 'BLOB',
@@ -47,44 +70,8 @@ export const SQLITE_TYPES: DdlTypes = {
   isMessageId: (expr) => `(length(${expr}) BETWEEN 1 AND 64 AND ${expr} NOT GLOB '*[^A-Za-z0-9_-]*')`,
   isRowIdForm: (expr) => `(${expr} GLOB 'm[0-9]*' AND substr(${expr}, 2) NOT GLOB '*[^0-9]*')`,
   // SQLite cannot change a CHECK in place: the table is copied into one with the new check.
-  allowAdminScope: `
-    CREATE TABLE api_keys_v5 (
-      id TEXT PRIMARY KEY,
-      hub_id TEXT NOT NULL REFERENCES hubs(id),
-      scope TEXT NOT NULL CHECK (scope IN ('read', 'ingest', 'admin')),
-      label TEXT NOT NULL DEFAULT '',
-      key_hash BLOB NOT NULL UNIQUE,
-      key_encrypted BLOB NOT NULL,
-      key_start TEXT NOT NULL,
-      created_at INTEGER NOT NULL,
-      last_used_at INTEGER,
-      revoked_at INTEGER,
-      rate_limit_requests INTEGER,
-      rate_limit_per_seconds INTEGER
-    ) STRICT;
-    INSERT INTO api_keys_v5 SELECT * FROM api_keys;
-    DROP TABLE api_keys;
-    ALTER TABLE api_keys_v5 RENAME TO api_keys;
-    CREATE INDEX api_keys_by_hub ON api_keys(hub_id, created_at);`,
-  allowSendScope: `
-    CREATE TABLE api_keys_v18 (
-      id TEXT PRIMARY KEY,
-      hub_id TEXT NOT NULL REFERENCES hubs(id),
-      scope TEXT NOT NULL CHECK (scope IN ('read', 'ingest', 'admin', 'send')),
-      label TEXT NOT NULL DEFAULT '',
-      key_hash BLOB NOT NULL UNIQUE,
-      key_encrypted BLOB NOT NULL,
-      key_start TEXT NOT NULL,
-      created_at INTEGER NOT NULL,
-      last_used_at INTEGER,
-      revoked_at INTEGER,
-      rate_limit_requests INTEGER,
-      rate_limit_per_seconds INTEGER
-    ) STRICT;
-    INSERT INTO api_keys_v18 SELECT * FROM api_keys;
-    DROP TABLE api_keys;
-    ALTER TABLE api_keys_v18 RENAME TO api_keys;
-    CREATE INDEX api_keys_by_hub ON api_keys(hub_id, created_at);`,
+  allowAdminScope: apiKeysWithScopes('api_keys_v5', ['read', 'ingest', 'admin']),
+  allowSendScope: apiKeysWithScopes('api_keys_v18', ['read', 'ingest', 'admin', 'send']),
   search: SQLITE_SEARCH,
 };
 
