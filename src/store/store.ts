@@ -305,7 +305,8 @@ export interface RetentionPort {
   lease(now: number, leasedUntil: number, max: number): Promise<RetentionRun[]>;
   /**
    * Removes up to `limit` of the hub's messages created before `before`, oldest first, in one
-   * transaction, with their search entries, media (released) and ids (retired); `announce`
+   * transaction, with their search entries, media (released) and ids (retired), and the hub's
+   * sends (§16) sent or failed before `before`; `announce`
    * appends the run's one `retention.applied` in the same transaction (when it removes any).
    * Resolves how many went.
    */

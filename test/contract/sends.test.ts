@@ -132,6 +132,22 @@ test('a reply reaches LINE once, is stored as You under its LINE id, and shows i
   );
 });
 
+test("a later ingest record with a sent message's LINE id is a duplicate, not a second message", async () => {
+  const text = '領収書をお送りしました';
+  const done = await settled((await accepted({ messages: [{ type: 'text', text }] })).id);
+  assert.equal(done.status, 'sent', JSON.stringify(done));
+  const ingestKey = (await server.keys.issue(HUB, 'ingest', '')).key;
+  // What a CRM that also logs the reply would send in: the same LINE message id.
+  const res = await server.request(`/ingest/line/${HUB}/messages`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ingestKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify([{ lineId: FRIEND, msg: text, id: done.messageIds?.[0] }]),
+  });
+  assert.equal(res.status, 200);
+  assert.deepEqual(await res.json(), { stored: 0, duplicates: 1 });
+  assert.equal((await youMessages()).filter((m) => m.msg === text).length, 1);
+});
+
 test('the same idempotency key answers the first send and sends nothing again', async () => {
   const body = { messages: [{ type: 'text', text: '一度だけ' }], idempotencyKey: 'order-1042' };
   const first = await accepted(body);

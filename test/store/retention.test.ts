@@ -253,3 +253,49 @@ test('a failing run is logged and counted for an alert, and retried later', asyn
   );
   assert.match((await metrics.render()).body, /chatlog_retention_messages_removed_total 1/);
 });
+
+test("a run takes the hub's sends settled before the cutoff with its messages; a pending one and a newer one stay", async () => {
+  const hub = '7810006';
+  const now = Date.parse('2026-11-24T20:00:00Z'); // 05:00 on the 25th in Tokyo
+  const cutoff = Date.parse('2026-10-25T15:00:00Z'); // midnight of 10-26 in Tokyo
+  await t.hubs.add(hub, { timeZone: 'Asia/Tokyo', retentionDays: 30 });
+  await t.store.messages.ingest(hub, [text('Us', cutoff - 3_600_000, 'old')], now);
+  const sendAt = async (id: string, createdAt: number) =>
+    t.store.sends.create(
+      {
+        id,
+        hubId: hub,
+        lineId: 'Us',
+        messages: [{ type: 'text', text: `reply ${id}` }],
+        retryKey: `00000000-0000-4000-8000-00000000000${id.length}`,
+        idempotencyKey: null,
+        createdAt,
+      },
+      86_400_000,
+    );
+  await sendAt('s-old-failed', cutoff - 2 * 3_600_000);
+  await sendAt('s-old-pending', cutoff - 60_000);
+  await sendAt('s-new', cutoff + 60_000);
+  // The oldest is leased and refused by LINE; the other two are still pending.
+  const [leased] = await t.store.sends.lease(cutoff, cutoff + 60_000, 1);
+  assert.equal(leased?.id, 's-old-failed');
+  await t.store.sends.settle(
+    {
+      id: 's-old-failed',
+      leasedUntil: leased.leasedUntil,
+      state: 'failed',
+      attempts: 1,
+      lastError: 'refused',
+    },
+    cutoff,
+  );
+
+  const outcomes = await worker(t.store, now).runDue();
+  assert.deepEqual(
+    outcomes.filter((o) => o.hubId === hub),
+    [{ hubId: hub, before: cutoff, removed: 1 }],
+  );
+  assert.equal(await t.store.sends.get(hub, 's-old-failed'), undefined, 'its text is gone');
+  assert.equal((await t.store.sends.get(hub, 's-old-pending'))?.state, 'pending', 'still to be sent');
+  assert.equal((await t.store.sends.get(hub, 's-new'))?.state, 'pending');
+});

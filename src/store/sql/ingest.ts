@@ -125,6 +125,18 @@ export async function applyIngest(
             outcome.duplicates += 1;
             break;
           }
+          // An ingest record naming a message chatlog holds from LINE (received, or sent by a send
+          // under LINE's id) is that message again, not a second one (CONTRACT §16).
+          if (attempt === 0 && op.sourceId === `ingest:${wanted}`) {
+            const fromLine = await tx.get(
+              'SELECT 1 AS one FROM messages WHERE hub_id = ? AND source_id = ?',
+              [hubId, `line:${wanted}`],
+            );
+            if (fromLine) {
+              outcome.duplicates += 1;
+              break;
+            }
+          }
         }
         break;
       }

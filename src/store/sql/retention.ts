@@ -2,7 +2,7 @@
  * Retention (CONTRACT §13), written once for both engines: which hubs' runs are due (leased to one
  * node at a time, a dead node's lease passing to another), and the removal of a hub's oldest
  * messages in small batches, each its own short transaction, so that webhooks never wait long
- * behind a purge. A message removed takes its search entry (SQLite's trigger, PostgreSQL's
+ * behind a purge, and of its settled sends (§16) from before the same cutoff. A message removed takes its search entry (SQLite's trigger, PostgreSQL's
  * cascade), its `message.created` (it is that row), its media (released to the content worker
  * when no other message of the hub holds the bytes) and its id (retired, never given again).
  */
@@ -61,6 +61,12 @@ export async function purgeBatch(
   now: number,
   announce: boolean,
 ): Promise<number> {
+  // Replies sent or failed before the cutoff go too (their messages are the hub's to purge; a
+  // failed one's text is nowhere else). A pending one stays: it is stored as new once it is sent.
+  await tx.run(`DELETE FROM sends WHERE hub_id = ? AND created_at < ? AND state <> 'pending'`, [
+    hubId,
+    before,
+  ]);
   // The oldest first, through messages_by_hub_and_time.
   const rows = await tx.all<{ id: number; public_id: string }>(
     'SELECT id, public_id FROM messages WHERE hub_id = ? AND created_at < ? ORDER BY created_at, id LIMIT ?',

@@ -459,6 +459,11 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX sends_pending_by_contact ON sends(hub_id, line_id, seq) WHERE state = 'pending';
       CREATE INDEX sends_due ON sends(next_attempt_at) WHERE state = 'pending';`,
   },
+  {
+    version: 19,
+    name: 'sends: found by hub and time, so that retention removes the old ones with their messages',
+    sql: () => 'CREATE INDEX sends_by_hub_and_time ON sends(hub_id, created_at);',
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);
