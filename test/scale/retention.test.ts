@@ -14,7 +14,7 @@ import { LogCapture, rawRequest, startTestServer, type TestServer } from '../hel
 
 const HUB = '7820001';
 const SECRET = 'retention-scale-channel-secret';
-const BACKLOG = Number(process.env.CHATLOG_TEST_RETENTION_MESSAGES ?? 60_000);
+const BACKLOG = Number(process.env.CHATLOG_TEST_RETENTION_MESSAGES ?? 20_000);
 const DAY = 86_400_000;
 let server: TestServer;
 

@@ -102,8 +102,12 @@ test('kill -9 during a stream of 2,000 sends: every 202 reaches LINE once and is
       `pushes at the kill: ${inFlightAtKill} of ${accepted.size}`,
     );
     node = await startNode(port);
-    // The rest of the stream, on the restarted node.
-    while (next < SENDS) await sendOne(next++);
+    // The rest of the stream, on the restarted node, 16 in flight again.
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (next < SENDS) await sendOne(next++);
+      }),
+    );
     const delivered = () => {
       const count = new Map<number, number>();
       for (const messages of line.delivered.values()) {
