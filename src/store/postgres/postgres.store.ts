@@ -167,6 +167,8 @@ export class PostgresStore extends SqlStore {
   protected override readonly groupsInFlight = 1;
   protected override readonly downloadLeaseLock =
     "SELECT pg_advisory_xact_lock(hashtext('chatlog content lease')) AS locked";
+  protected override readonly contactSendsLock =
+    "SELECT pg_advisory_xact_lock(hashtextextended('chatlog sends ' || ?, 0)) AS locked";
   /** Groups of messages the fast path gave to the shared way since the store opened (tests read it). */
   fastPathFallbacks = 0;
   private unexpectedFallbacks = 0;

@@ -62,6 +62,12 @@ export interface Engine {
    */
   readonly downloadLeaseLock: string;
   /**
+   * A statement, with one `?` (a contact's key), that makes the transactions changing which of that
+   * contact's sends is its queue's head take turns on every node (PostgreSQL: an advisory lock);
+   * SQLite has one writer: none.
+   */
+  readonly contactSendsLock: string;
+  /**
    * The port `methods` as given, those named in `writes` each run here or where the engine runs its
    * writes (SQLite: its writer thread, which calls the same method there by its path, `keys.insert`).
    */

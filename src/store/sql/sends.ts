@@ -11,7 +11,7 @@
 import type { LeasedSend, OutgoingMessage, Send, SendSettlement, SendState, SendsPort } from '../store.js';
 import type { FeedClock } from './changes.js';
 import type { Engine } from './engine.js';
-import type { Sql, Transaction } from './executor.js';
+import type { Sql, SqlValue, Transaction } from './executor.js';
 import type { GroupOutcome, IngestRequest } from './ingest.js';
 
 interface SendRow {
@@ -58,10 +58,20 @@ export async function getSend(sql: Sql, hubId: string, id: string): Promise<Send
   return row && toSend(row);
 }
 
+/**
+ * Takes the contact's turn (PostgreSQL: an advisory lock until commit) before a change of which of
+ * its sends is the head, so that a send accepted while the one before it settles on another node is
+ * made the head by one of the two.
+ */
+async function lockContact(tx: Transaction, lock: string, hubId: string, lineId: string): Promise<void> {
+  if (lock) await tx.get(lock, [`${hubId}\n${lineId}`]);
+}
+
 export async function createSend(
   tx: Transaction,
   send: Parameters<SendsPort['create']>[0],
   windowMs: number,
+  lock = '',
 ): Promise<{ send: Send; created: boolean }> {
   if (send.idempotencyKey !== null) {
     const earlier = await tx.get<SendRow>(
@@ -73,10 +83,14 @@ export async function createSend(
     // Its window is over: the key is free for this send.
     if (earlier) await tx.run('UPDATE sends SET idempotency_key = NULL WHERE id = ?', [earlier.id]);
   }
+  await lockContact(tx, lock, send.hubId, send.lineId);
+  // The head of its contact's queue when no earlier send of the contact is pending.
   const row = await tx.get<SendRow>(
     `INSERT INTO sends (id, hub_id, line_id, messages, retry_key, idempotency_key, state, attempts,
-       next_attempt_at, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?) RETURNING ${COLUMNS}`,
+       next_attempt_at, created_at, updated_at, head)
+     VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?,
+       CASE WHEN EXISTS (SELECT 1 FROM sends WHERE hub_id = ? AND line_id = ? AND state = 'pending') THEN 0 ELSE 1 END)
+     RETURNING ${COLUMNS}`,
     [
       send.id,
       send.hubId,
@@ -87,6 +101,8 @@ export async function createSend(
       send.createdAt,
       send.createdAt,
       send.createdAt,
+      send.hubId,
+      send.lineId,
     ],
   );
   if (!row) throw new Error('the send was not stored');
@@ -99,13 +115,11 @@ export async function leaseSends(
   leasedUntil: number,
   max: number,
 ): Promise<LeasedSend[]> {
-  // The oldest due sends that are their contact's oldest unfinished one (which may be leased by
-  // another node: then it is not due here).
+  // The oldest due sends that are their contact's oldest unfinished one, the head of its queue
+  // (which may be leased by another node: then it is not due here), through sends_heads_due.
   const candidates = await tx.all<{ id: string }>(
     `SELECT s.id FROM sends AS s
-     WHERE s.state = 'pending' AND s.next_attempt_at <= ? AND s.leased_until <= ?
-       AND NOT EXISTS (SELECT 1 FROM sends AS e WHERE e.hub_id = s.hub_id AND e.line_id = s.line_id
-                       AND e.state = 'pending' AND e.seq < s.seq)
+     WHERE s.state = 'pending' AND s.head = 1 AND s.next_attempt_at <= ? AND s.leased_until <= ?
      ORDER BY s.next_attempt_at, s.seq LIMIT ?`,
     [now, now, Math.min(max, LEASE_WINDOW)],
   );
@@ -123,18 +137,14 @@ export async function leaseSends(
   return leased;
 }
 
-export async function settleSend(tx: Transaction, result: SendSettlement, now: number): Promise<boolean> {
+export async function settleSend(
+  tx: Transaction,
+  result: SendSettlement,
+  now: number,
+  lock = '',
+): Promise<boolean> {
   const where = 'WHERE id = ? AND leased_until = ? AND state = ?';
   const key = [result.id, result.leasedUntil, 'pending'];
-  if (result.state === 'sent') {
-    return (
-      (await tx.run(
-        `UPDATE sends SET state = 'sent', message_ids = ?, last_error = NULL, attempts = attempts + 1,
-           leased_until = 0, updated_at = ? ${where}`,
-        [JSON.stringify(result.messageIds), now, ...key],
-      )) > 0
-    );
-  }
   if (result.state === 'pending') {
     return (
       (await tx.run(
@@ -143,12 +153,54 @@ export async function settleSend(tx: Transaction, result: SendSettlement, now: n
       )) > 0
     );
   }
-  return (
-    (await tx.run(
-      `UPDATE sends SET state = 'failed', attempts = ?, last_error = ?, leased_until = 0, updated_at = ? ${where}`,
-      [result.attempts, result.lastError, now, ...key],
-    )) > 0
+  // Sent or failed: the contact's next pending send becomes the head of its queue.
+  const contact = await tx.get<{ hub_id: string; line_id: string }>(
+    'SELECT hub_id, line_id FROM sends WHERE id = ?',
+    [result.id],
   );
+  if (!contact) return false;
+  await lockContact(tx, lock, contact.hub_id, contact.line_id);
+  const settled =
+    result.state === 'sent'
+      ? await markSent(tx, result, now, where, key)
+      : await markFailed(tx, result, now, where, key);
+  if (settled) {
+    await tx.run(
+      `UPDATE sends SET head = 1 WHERE seq = (SELECT MIN(seq) FROM sends
+         WHERE hub_id = ? AND line_id = ? AND state = 'pending')`,
+      [contact.hub_id, contact.line_id],
+    );
+  }
+  return settled;
+}
+
+async function markSent(
+  tx: Transaction,
+  result: Extract<SendSettlement, { state: 'sent' }>,
+  now: number,
+  where: string,
+  key: SqlValue[],
+): Promise<boolean> {
+  const changed = await tx.run(
+    `UPDATE sends SET state = 'sent', message_ids = ?, last_error = NULL, attempts = attempts + 1,
+       leased_until = 0, updated_at = ? ${where}`,
+    [JSON.stringify(result.messageIds), now, ...key],
+  );
+  return changed > 0;
+}
+
+async function markFailed(
+  tx: Transaction,
+  result: Extract<SendSettlement, { state: 'failed' }>,
+  now: number,
+  where: string,
+  key: SqlValue[],
+): Promise<boolean> {
+  const changed = await tx.run(
+    `UPDATE sends SET state = 'failed', attempts = ?, last_error = ?, leased_until = 0, updated_at = ? ${where}`,
+    [result.attempts, result.lastError, now, ...key],
+  );
+  return changed > 0;
 }
 
 export async function nextSendDue(sql: Sql): Promise<number | undefined> {
@@ -178,7 +230,7 @@ export function sendsPort(engine: Engine, hooks: SentMessagesHooks): SendsPort {
       if (!held) return undefined;
       const stored = await hooks.store(tx, clock, { hubId, operations, now });
       if ('failed' in stored) throw stored.failed;
-      await settleSend(tx, result, now);
+      await settleSend(tx, result, now, engine.contactSendsLock);
       return stored;
     });
     if (outcome === undefined) return false;
@@ -188,10 +240,11 @@ export function sendsPort(engine: Engine, hooks: SentMessagesHooks): SendsPort {
   return engine.port(
     'sends',
     {
-      create: (send, windowMs) => engine.write((tx) => createSend(tx, send, windowMs)),
+      create: (send, windowMs) =>
+        engine.write((tx) => createSend(tx, send, windowMs, engine.contactSendsLock)),
       get: (hubId, id) => getSend(engine.reads, hubId, id),
       lease: (now, leasedUntil, max) => engine.write((tx) => leaseSends(tx, now, leasedUntil, max)),
-      settle: (result, now) => engine.write((tx) => settleSend(tx, result, now)),
+      settle: (result, now) => engine.write((tx) => settleSend(tx, result, now, engine.contactSendsLock)),
       complete,
       nextDue: () => nextSendDue(engine.reads),
       queueDepth: async () =>

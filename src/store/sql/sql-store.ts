@@ -173,6 +173,8 @@ export abstract class SqlStore implements Store {
    * together pass its cap. SQLite has one writer: nothing.
    */
   protected readonly downloadLeaseLock: string = '';
+  /** The same for a contact's send queue (./sends.ts): nothing on SQLite. */
+  protected readonly contactSendsLock: string = '';
 
   /** Tells the other nodes, at commit, which hubs changed (PostgreSQL); one node needs nothing. */
   protected async announce(_tx: Transaction, _hubIds: readonly string[]): Promise<void> {}
@@ -228,6 +230,9 @@ export abstract class SqlStore implements Store {
     },
     get downloadLeaseLock() {
       return store.downloadLeaseLock;
+    },
+    get contactSendsLock() {
+      return store.contactSendsLock;
     },
     write: (work, options) => store.write(work, options),
     writeChanges: (hubIds, work, options) => store.writeChanges(hubIds, work, options),
