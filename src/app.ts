@@ -49,6 +49,7 @@ import { AnswerCache, watchHistory } from './modules/messages/messages.cache.js'
 import { answerMalformedUrl, registerMessagesRoutes } from './modules/messages/messages.routes.js';
 import { answersEncodedHere } from './modules/messages/messages.usecases.js';
 import { registerMetricsRoutes } from './modules/metrics/metrics.routes.js';
+import { registerReportRoutes } from './modules/reports/reports.routes.js';
 import { RetentionWorker } from './modules/retention/retention.worker.js';
 import { registerSearchRoutes } from './modules/search/search.routes.js';
 import { registerSendRoutes } from './modules/sends/sends.routes.js';
@@ -270,6 +271,7 @@ export function buildApp(deps: AppDeps): App {
     feed: threads,
   });
   registerSearchRoutes(app, { store: deps.store, authorize: messagesDeps.authorize, methods });
+  registerReportRoutes(app, { store: deps.store, authorize: messagesDeps.authorize, methods });
   const changesKeepDays = deps.changesKeepDays ?? settingDefault('changesKeepDays');
   registerMcpRoutes(app, {
     tools: {

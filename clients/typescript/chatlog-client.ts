@@ -1,5 +1,6 @@
 /**
- * A typed client for chatlog's read API (GET /api/line/:hubId/messages), for Node 18+ and browsers:
+ * A typed client for chatlog's read API (GET /api/line/:hubId/messages) and its reports
+ * (GET /api/line/:hubId/reports), for Node 18+ and browsers:
  * no dependency but `fetch`. Its types follow the OpenAPI document (/openapi.json): chatlog's test
  * suite checks them, at compile time, against the route schemas the document is generated from, and
  * runs this client against a live server.
@@ -33,6 +34,7 @@ export const ERROR_CODES = [
   'duplicate_parameter',
   'invalid_date',
   'invalid_range',
+  'range_too_long',
   'invalid_time_zone',
   'ambiguous_credentials',
   'insufficient_scope',
@@ -84,6 +86,44 @@ export interface MessagesQuery {
   tz?: string;
 }
 
+export interface ReportQuery {
+  /** First day, `YYYY-MM-DD`, in the hub's time zone (or `tz`). */
+  from: string;
+  /** Last day, included: at most 366 days in all. */
+  to: string;
+  /** IANA time zone to read the days in, instead of the hub's. */
+  tz?: string;
+}
+
+export interface ReportFigures {
+  /** Messages from friends (every sender but "You"). */
+  fromFriends: number;
+  /** Messages from the account (sender "You"). */
+  fromAccount: number;
+  /** Contacts with at least one message. */
+  contacts: number;
+  /** Contacts whose first message ever (of those kept) falls here. */
+  newContacts: number;
+  /** Waits that start here: a friend's message that is the contact's first or follows the account's. */
+  waits: number;
+  answered: number;
+  unanswered: number;
+  /** The answered waits' response times in seconds, nearest rank; null when none was answered. */
+  responseSeconds: { median: number | null; p90: number | null };
+}
+
+export interface Report {
+  hubId: string;
+  timeZone: string;
+  from: string;
+  to: string;
+  totals: ReportFigures;
+  /** Every day of the range, oldest first. */
+  days: Array<ReportFigures & { day: string }>;
+  /** Messages from friends by weekday (0 = Monday) and hour, in the zone. */
+  hours: number[][];
+}
+
 export interface ChatlogClientOptions {
   /** Where chatlog answers, e.g. `https://chatlog.example.com`. */
   baseUrl: string;
@@ -102,15 +142,25 @@ export class ChatlogClient {
   }
 
   /** The hub's contacts with their messages in the range (every message when no range is given). */
-  async messages(hubId: string, query: MessagesQuery = {}): Promise<Contact[]> {
+  messages(hubId: string, query: MessagesQuery = {}): Promise<Contact[]> {
+    return this.get<Contact[]>(`/api/line/${encodeURIComponent(hubId)}/messages`, query);
+  }
+
+  /** How well the account answered in the range: totals, one row a day, the weekday × hour grid. */
+  report(hubId: string, query: ReportQuery): Promise<Report> {
+    return this.get<Report>(`/api/line/${encodeURIComponent(hubId)}/reports`, query);
+  }
+
+  private async get<T>(path: string, query: { from?: string; to?: string; tz?: string }): Promise<T> {
     const params = new URLSearchParams({ apikey: this.options.apiKey });
     for (const name of ['from', 'to', 'tz'] as const) {
       const value = query[name];
       if (value !== undefined) params.set(name, value);
     }
-    const url = `${this.baseUrl}/api/line/${encodeURIComponent(hubId)}/messages?${params}`;
-    const response = await this.fetcher(url, { headers: { accept: 'application/json' } });
-    if (response.ok) return (await response.json()) as Contact[];
+    const response = await this.fetcher(`${this.baseUrl}${path}?${params}`, {
+      headers: { accept: 'application/json' },
+    });
+    if (response.ok) return (await response.json()) as T;
     const retryAfter = Number(response.headers.get('retry-after'));
     const body = (await response.json().catch(() => undefined)) as
       | { error?: { code?: string; message?: string } }

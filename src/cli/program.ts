@@ -20,6 +20,7 @@ import { registerHubCommands } from './hub.js';
 import { registerKeyCommands } from './key.js';
 import { registerMcpCommand } from './mcp.js';
 import { registerMessageCommands } from './messages.js';
+import { registerReportCommand } from './report.js';
 import { type GlobalOptions, positiveInteger, withRuntime } from './runtime.js';
 import { registerSendCommand } from './send.js';
 import { registerWebhookCommands } from './webhook.js';
@@ -82,6 +83,7 @@ export function buildProgram(): Command {
   registerContentCommands(program, globals);
   registerContactCommands(program, globals);
   registerSendCommand(program, globals);
+  registerReportCommand(program, globals);
   registerMcpCommand(program, globals);
 
   registerMessageCommands(program, globals);

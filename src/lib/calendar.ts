@@ -116,6 +116,11 @@ function tzdbName(name: string): string | undefined {
   return tzdbNames.get(name.toLowerCase());
 }
 
+/** The tz database's own spelling of a zone Intl knows (`asia/kathmandu` → `Asia/Kathmandu`), else undefined. */
+export function tzdbSpelling(name: string): string | undefined {
+  return canonicalTimeZone(name) === undefined ? undefined : tzdbName(name);
+}
+
 const zoneNames = new Map<string, string | null>();
 
 /**

@@ -243,6 +243,24 @@ export interface SendsPort {
   queueDepth(): Promise<number>;
 }
 
+/**
+ * What a report (CONTRACT §17) counts, in columns: the hub's messages created in the range, in the
+ * order section 3 gives them (created, then received), each by its contact's row id, its time and
+ * whether it is from the account (sender `You` as section 3 renders it: 1, else 0); and for each
+ * contact among them with a message before the range, whether its last one was from the account.
+ */
+export interface ReportScan {
+  contact: number[];
+  createdAt: number[];
+  fromAccount: Uint8Array;
+  before: Map<number, boolean>;
+}
+
+export interface ReportsPort {
+  /** The messages of [fromMs, toMsExclusive) and their contacts' last message before fromMs. */
+  scan(hubId: string, fromMs: number, toMsExclusive: number): Promise<ReportScan>;
+}
+
 export interface WebhooksPort {
   /** Adds an endpoint that is sent every change committed from now on. */
   add(endpoint: Omit<WebhookEndpoint, 'disabledAt' | 'disabledReason'>): Promise<WebhookEndpoint>;
@@ -392,6 +410,7 @@ export interface Store {
   content: ContentPort;
   webhooks: WebhooksPort;
   sends: SendsPort;
+  reports: ReportsPort;
   audit: AuditPort;
   retention: RetentionPort;
   contacts: ContactsPort;

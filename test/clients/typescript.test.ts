@@ -8,9 +8,12 @@ import {
   type Contact,
   ERROR_CODES,
   type MessagesQuery,
+  type Report,
+  type ReportQuery,
 } from '../../clients/typescript/chatlog-client.js';
 import type { ERROR_CODES as SERVER_ERROR_CODES } from '../../src/lib/errors.js';
 import type { contactSchema, messagesRouteSchema } from '../../src/modules/messages/messages.schemas.js';
+import type { reportRouteSchema } from '../../src/modules/reports/reports.schemas.js';
 import { message, rawRequest, startTestServer, storeMessages, type TestServer } from '../helpers.js';
 
 /**
@@ -26,7 +29,9 @@ const typesAgree: [
   Same<keyof MessagesQuery, Exclude<keyof QueryParameters, 'apikey'>>,
   Same<MessagesQuery, QueryOfTheDocument>,
   Same<(typeof ERROR_CODES)[number], (typeof SERVER_ERROR_CODES)[number]>,
-] = [true, true, true, true];
+  Same<Report, FromSchema<(typeof reportRouteSchema.response)[200]>>,
+  Same<ReportQuery, Pick<FromSchema<typeof reportRouteSchema.querystring>, keyof ReportQuery>>,
+] = [true, true, true, true, true, true];
 
 let server: TestServer;
 let key: string;
@@ -69,6 +74,29 @@ test('the client returns exactly what the API answers', async () => {
   assert.equal((await client.messages('4242')).length, 2);
 });
 
+test("the client's report is the API's, and its refusals are ChatlogErrors", async () => {
+  const client = new ChatlogClient({ baseUrl: server.url, apiKey: key });
+  const report = await client.report('4242', { from: '2024-05-01', to: '2024-05-02', tz: 'UTC' });
+  const raw = await rawRequest(
+    server.url,
+    'GET',
+    `/api/line/4242/reports?apikey=${key}&from=2024-05-01&to=2024-05-02&tz=UTC`,
+  );
+  assert.deepEqual(report, JSON.parse(raw.body.toString('utf8')));
+  assert.deepEqual(
+    report.days.map((d) => [d.day, d.fromFriends, d.fromAccount, d.answered]),
+    [
+      ['2024-05-01', 1, 1, 1],
+      ['2024-05-02', 1, 0, 0],
+    ],
+  );
+  assert.equal(report.totals.responseSeconds.median, 3600);
+  await assert.rejects(client.report('4242', { from: '2024-01-01', to: '2025-01-01' }), {
+    code: 'range_too_long',
+    status: 400,
+  });
+});
+
 test('errors become ChatlogError with the status and the stable code', async () => {
   const client = new ChatlogClient({ baseUrl: server.url, apiKey: key });
   await assert.rejects(client.messages('4242', { from: '2024-02-30' }), (error: unknown) => {
@@ -83,7 +111,7 @@ test('errors become ChatlogError with the status and the stable code', async () 
 });
 
 test('the client follows the OpenAPI document: error codes and the fields of contacts and messages', async () => {
-  assert.deepEqual(typesAgree, [true, true, true, true]);
+  assert.deepEqual(typesAgree, [true, true, true, true, true, true]);
   const document = JSON.parse((await rawRequest(server.url, 'GET', '/openapi.json')).body.toString('utf8'));
   const schemas = document.components.schemas;
   assert.deepEqual([...ERROR_CODES].sort(), [...schemas.Error.properties.error.properties.code.enum].sort());

@@ -52,6 +52,7 @@ const ALL = [
   'receiveHubspotWebhook',
   'sendMessages',
   'getSend',
+  'getReport',
 ];
 unreachable(
   ALL,
@@ -116,6 +117,7 @@ let limitedReadKey: string;
 let limitedIngestKey: string;
 let limitedChangesKey: string;
 let limitedSearchKey: string;
+let limitedReportKey: string;
 let adminKey: string;
 let otherHubAdminKey: string;
 let limitedAdminKey: string;
@@ -169,6 +171,9 @@ before(async () => {
   const limitedSearch = await server.keys.issue(HUB, 'read', 'prism limited search');
   await server.keys.setRateLimit(limitedSearch.summary.id, { requests: 1, perSeconds: 600 });
   limitedSearchKey = limitedSearch.key;
+  const limitedReport = await server.keys.issue(HUB, 'read', 'prism limited reports');
+  await server.keys.setRateLimit(limitedReport.summary.id, { requests: 1, perSeconds: 600 });
+  limitedReportKey = limitedReport.key;
   adminKey = (await server.keys.issue(HUB, 'admin', 'prism')).key;
   otherHubAdminKey = (await server.keys.issue(OTHER_HUB, 'admin', 'prism')).key;
   const limitedAdmin = await server.keys.issue(HUB, 'admin', 'prism limited');
@@ -292,6 +297,7 @@ async function getThenHead(
 const messagesPath = (hubId: string, query: string) => `/api/line/${hubId}/messages?${query}`;
 const changesPath = (hubId: string, query = '') => `/api/line/${hubId}/changes${query ? `?${query}` : ''}`;
 const searchPath = (hubId: string, query: string) => `/api/line/${hubId}/search?${query}`;
+const reportPath = (hubId: string, query: string) => `/api/line/${hubId}/reports?${query}`;
 const webhooksPath = (hubId: string, query = '') => `/api/line/${hubId}/webhooks${query ? `?${query}` : ''}`;
 const webhookPath = (hubId: string, id: string, query = '') =>
   `/api/line/${hubId}/webhooks/${encodeURIComponent(id)}${query ? `?${query}` : ''}`;
@@ -695,6 +701,28 @@ test('search through Prism: 200, 400, 401, 403, 429', async () => {
   assert.equal(await refused(403, `${q}&apikey=${otherHubReadKey}`, {}), 'forbidden');
   await found(`${q}&apikey=${limitedSearchKey}`);
   assert.equal(await refused(429, `${q}&apikey=${limitedSearchKey}`, {}), 'rate_limited');
+});
+
+test('reports through Prism: 200, 400, 401, 403, 429', async () => {
+  const auth = { authorization: `Bearer ${readKey}` };
+  const range = 'from=2026-11-01&to=2026-11-28';
+  const ok = await through('getReport', 200, 'GET', reportPath(HUB, range), auth);
+  const report = JSON.parse(ok.body.toString()) as { days: unknown[]; hours: number[][] };
+  assert.equal(report.days.length, 28);
+  await through('getReport', 200, 'GET', reportPath(HUB, `${range}&tz=UTC&apikey=${readKey}`), {});
+  const refused = async (status: number, query: string, headers: Record<string, string>) =>
+    JSON.parse((await through('getReport', status, 'GET', reportPath(HUB, query), headers)).body.toString())
+      .error.code;
+  assert.equal(await refused(400, `${range}&apikey=${readKey}`, auth), 'ambiguous_credentials');
+  assert.equal(await refused(400, 'from=2026-11-28&to=2026-11-01', auth), 'invalid_range');
+  assert.equal(await refused(400, 'from=2025-01-01&to=2026-01-02', auth), 'range_too_long');
+  assert.equal(await refused(400, `${range}&tz=Mars%2FBase`, auth), 'invalid_time_zone');
+  const noKey = 'chl_0000000000000000000000000000';
+  assert.equal(await refused(401, range, { authorization: `Bearer ${noKey}` }), 'invalid_api_key');
+  assert.equal(await refused(403, range, { authorization: `Bearer ${ingestKey}` }), 'insufficient_scope');
+  assert.equal(await refused(403, `${range}&apikey=${otherHubReadKey}`, {}), 'forbidden');
+  await through('getReport', 200, 'GET', reportPath(HUB, `${range}&apikey=${limitedReportKey}`), {});
+  assert.equal(await refused(429, `${range}&apikey=${limitedReportKey}`, {}), 'rate_limited');
 });
 
 /** A signed LINE webhook with one image message to the media hub (its content held by LINE). */
@@ -1138,6 +1166,9 @@ test('a store that cannot answer (503, with Retry-After) and an unexpected fault
       await through('searchMessages', status, 'GET', searchPath(HUB, 'q=x'), {
         authorization: `Bearer ${readKey}`,
       });
+      await through('getReport', status, 'GET', reportPath(HUB, 'from=2026-11-01&to=2026-11-02'), {
+        authorization: `Bearer ${readKey}`,
+      });
       const deletion = JSON.stringify([
         { portalId: Number(HUB), subscriptionType: 'contact.privacyDeletion', objectId: 1 },
       ]);
@@ -1270,6 +1301,14 @@ test('the statuses a proxy cannot reach, asked of chatlog directly, answer as th
     const res = await direct('searchMessages', 400, 'GET', searchPath(HUB, query), feedKey);
     assert.equal(JSON.parse(res.body.toString()).error.code, code, query);
   }
+  for (const [query, code] of [
+    ['to=2026-11-02', 'invalid_date'],
+    ['from=2023-02-29&to=2023-03-01', 'invalid_date'],
+    ['from=2026-11-01&from=2026-11-01&to=2026-11-02', 'duplicate_parameter'],
+  ] as const) {
+    const res = await direct('getReport', 400, 'GET', reportPath(HUB, query), feedKey);
+    assert.equal(JSON.parse(res.body.toString()).error.code, code, query);
+  }
   const keylessSearch = await direct('searchMessages', 401, 'GET', searchPath(HUB, 'q=x'));
   assert.equal(JSON.parse(keylessSearch.body.toString()).error.code, 'missing_api_key');
   // No key at all: Prism answers 401 itself (its security check: neither bearerKey nor queryKey).
@@ -1354,6 +1393,7 @@ test('the statuses a proxy cannot reach, asked of chatlog directly, answer as th
     ['linkContact', contact],
     ['getChanges', changesPath(HUB, `apikey=${readKey}`)],
     ['searchMessages', searchPath(HUB, `q=x&apikey=${readKey}`)],
+    ['getReport', reportPath(HUB, `from=2026-11-01&to=2026-11-02&apikey=${readKey}`)],
   ] as const) {
     await direct(operationId, 405, 'DELETE', url);
   }
@@ -1370,6 +1410,13 @@ test('the statuses a proxy cannot reach, asked of chatlog directly, answer as th
   await direct('linkContact', 431, 'PUT', contact, large);
   await direct('getChanges', 431, 'GET', changesPath(HUB, `apikey=${readKey}`), large);
   await direct('searchMessages', 431, 'GET', searchPath(HUB, `q=x&apikey=${readKey}`), large);
+  await direct(
+    'getReport',
+    431,
+    'GET',
+    reportPath(HUB, `from=2026-11-01&to=2026-11-02&apikey=${readKey}`),
+    large,
+  );
   await direct('addWebhook', 431, 'POST', hooks, { ...bearer(adminKey), ...large }, '{}');
   await direct('listWebhooks', 431, 'GET', hooks, { ...adminAuth, ...large });
   await direct('removeWebhook', 431, 'DELETE', webhookPath(HUB, 'whe_never'), { ...adminAuth, ...large });

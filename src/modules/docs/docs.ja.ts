@@ -352,4 +352,36 @@ export const DOCS_JA: Readonly<Record<string, string>> = {
   'The hub has no send of that id.': 'ハブにその ID の送信がありません。',
   "A send of the hub, by the id its 202 gave. attempts counts the pushes made so far; error says why the last one did not go, in LINE's words, once it failed. Takes a key of scope send or read.":
     '202 の応答で返された ID によるハブの送信。attempts はこれまでのプッシュの回数です。失敗した場合、error に最後の試行が届かなかった理由を LINE の言葉のまま示します。スコープ send または read のキーが必要です。',
+  'How well the account answers: messages, contacts, waits and response times per day':
+    'アカウントの応答状況: 日ごとのメッセージ数、連絡先数、待ち件数、応答時間',
+  "Per contact, over all of its messages in the order GET /messages gives them, a wait starts at a message from the friend that is the contact's first or follows one from the account, and ends at the next message from the account; it belongs to the day it starts on. Days are those of the hub (or `tz`); every day of the range is listed, oldest first. `hours[w][h]` counts messages from friends by weekday (0 = Monday) and hour. Figures reflect every write already answered. The key goes in `Authorization: Bearer <key>` (kept out of access logs) or in `apikey`, not both.":
+    '連絡先ごとに、GET /messages と同じ順のすべてのメッセージについて、待ちは友だちからのメッセージのうち、その連絡先の最初のもの、またはアカウントからのメッセージの次のものから始まり、アカウントからの次のメッセージで終わります。待ちは始まった日に数えます。日はハブ(または `tz`)のタイムゾーンによります。範囲のすべての日を古い順に返します。`hours[w][h]` は友だちからのメッセージを曜日(0 = 月曜日)と時刻ごとに数えます。応答済みのすべての書き込みが反映されます。キーは `Authorization: Bearer <key>`(アクセスログに残りません)または `apikey` のどちらか一方で送ります。',
+  'The last day (inclusive): at most 366 days, both counted.':
+    '最終日(この日を含む)。両端を含めて最大 366 日です。',
+  'An IANA time zone that reads the days for this request.':
+    'このリクエストで日を読むための IANA タイムゾーン。',
+  "The range's figures: totals, one row a day, and the weekday × hour grid.":
+    '範囲の数値: 合計、1 日 1 行の表、曜日 × 時刻の表。',
+  'The zone the days are read in (tz when given).': '日を読んだタイムゾーン(tz を指定した場合はその値)。',
+  'The whole range (contacts: those with a message in it).':
+    '範囲全体(連絡先: 範囲内にメッセージがある連絡先)。',
+  'Messages from friends (every sender but You).': '友だちからのメッセージ(送信者が You 以外のすべて)。',
+  'Messages from the account (sender You).': 'アカウントからのメッセージ(送信者 You)。',
+  'Contacts with at least one message.': 'メッセージが 1 件以上ある連絡先。',
+  'Contacts whose first message ever (of those kept) falls here.':
+    '(保存されているうちで)最初のメッセージがこの日にある連絡先。',
+  "Waits that start here: a friend's message that is the contact's first, or follows one from the account.":
+    'この日に始まった待ち: 連絡先の最初のメッセージ、またはアカウントからのメッセージに続く友だちからのメッセージ。',
+  'Of those waits, the ones the account answered before the end of the day `to`.':
+    'そのうち、`to` の日の終わりまでにアカウントが応答した待ち。',
+  'Of those waits, the ones not answered by the end of the day `to`.':
+    'そのうち、`to` の日の終わりまでに応答がなかった待ち。',
+  "The answered waits' response times in seconds (milliseconds as the fraction), nearest rank; null when none was answered.":
+    '応答済みの待ちの応答時間(秒、小数部はミリ秒)、最近接順位法。応答済みの待ちがない場合は null。',
+  'Every day of the range, oldest first; empty days with zeros and null response times.':
+    '範囲のすべての日(古い順)。メッセージのない日は 0 と null の応答時間です。',
+  'Messages from friends by weekday (0 = Monday … 6 = Sunday), then hour (0-23), in the zone.':
+    '友だちからのメッセージを曜日(0 = 月曜日 … 6 = 日曜日)、時刻(0-23)ごとに数えたもの(そのタイムゾーンで)。',
+  'How well the account answers: messages, contacts, waits and response times per day, and when friends write, with a key of scope read.':
+    'アカウントの応答状況: 日ごとのメッセージ数、連絡先数、待ち件数、応答時間と、友だちがメッセージを送る時間帯(スコープ read のキー)。',
 };

@@ -69,6 +69,11 @@ const TAGS = [
     description:
       "Replies to LINE friends: sent with LINE's push API once, and kept as messages from You, with a key of scope send.",
   },
+  {
+    name: 'reports',
+    description:
+      'How well the account answers: messages, contacts, waits and response times per day, and when friends write, with a key of scope read.',
+  },
   { name: 'health', description: 'Liveness and readiness, for load balancers and orchestrators.' },
 ];
 

@@ -35,6 +35,7 @@ import {
 } from './ingest.js';
 import { keysPort } from './keys.js';
 import { messagesPort } from './messages.js';
+import { reportsPort } from './reports.js';
 import { retentionPort } from './retention.js';
 import { LATEST_VERSION, schemaVersion } from './schema.js';
 import { type SearchEngine, searchPort, withoutIndexWrites } from './search.js';
@@ -290,6 +291,7 @@ export abstract class SqlStore implements Store {
     },
     stored: (outcome) => this.queuedForIndex([outcome]),
   });
+  reports = reportsPort(this.engine);
   contacts = contactsPort(this.engine);
   audit = auditPort(this.engine);
   retention = retentionPort(this.engine);
