@@ -44,6 +44,9 @@
  *   npm run bench -- sends [--store sqlite|postgres] [--rounds 3] [--seconds 10] [--rate 200] [--line-ms 50]
  *                                   replies to LINE friends (issue 46): the 202's p99 and the way from
  *                                   202 to the stored message, against the ingest API at the same rate
+ *   npm run bench -- reports [--store sqlite|postgres|both] [--rounds 3] [--seconds 10] [--rate 50]
+ *                                   reports (issue 47): 28 and 366 days on the 2M-message hub while
+ *                                   webhooks arrive, against the read API's answer of the same days
  *   npm run bench -- start [--rounds 9]
  *                                   spawn to the first answered read (issue 20, goal 6): chatlog as
  *                                   installed (bundled), unbundled, and a bare Node HTTP server
@@ -70,6 +73,7 @@ const NAMED: Record<string, string> = {
   'day-parts': 'bench/day-parts.ts',
   'write-steps': 'bench/write-steps.ts',
   sends: 'bench/sends.ts',
+  reports: 'bench/reports.ts',
 };
 
 const [first, ...rest] = process.argv.slice(2);

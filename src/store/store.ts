@@ -256,9 +256,19 @@ export interface ReportScan {
   before: Map<number, boolean>;
 }
 
+/** A friend waiting for an answer: its last message is its own, and none of the account's follows. */
+export interface WaitingContact {
+  lineId: string;
+  name: string;
+  /** When the wait began: the friend's first message after the account's last (or its first ever). */
+  since: number;
+}
+
 export interface ReportsPort {
   /** The messages of [fromMs, toMsExclusive) and their contacts' last message before fromMs. */
   scan(hubId: string, fromMs: number, toMsExclusive: number): Promise<ReportScan>;
+  /** The friends waiting now, the longest wait first, at most `limit`; and how many wait in all. */
+  waiting(hubId: string, limit: number): Promise<{ contacts: WaitingContact[]; total: number }>;
 }
 
 export interface WebhooksPort {

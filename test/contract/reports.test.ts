@@ -237,6 +237,23 @@ test('the figures equal an oracle over the read API, whatever the hub, the zone 
         assert.deepEqual(got.days, expected.days);
         assert.deepEqual(got.totals, expected.totals);
         assert.deepEqual(got.hours, expected.hours);
+        // Who waits now: a contact whose last message is the friend's, since the friend's first
+        // message after the account's last (or its first), the longest wait first.
+        const contacts = all.json as ReadContact[];
+        const waiting = contacts
+          .flatMap((c) => {
+            const last = c.messages.at(-1);
+            if (!last || last.sender === 'You') return [];
+            const answeredAt = c.messages.findLastIndex((m) => m.sender === 'You');
+            return [{ lineId: c.lineId, since: Date.parse(c.messages[answeredAt + 1]?.createdAt ?? '') }];
+          })
+          .sort((a, b) => a.since - b.since || (a.lineId < b.lineId ? -1 : 1));
+        const now = await server.store.reports.waiting(hubId, 100);
+        assert.deepEqual(
+          now.contacts.map((c) => ({ lineId: c.lineId, since: c.since })),
+          waiting,
+        );
+        assert.equal(now.total, waiting.length);
       },
     ),
     { numRuns: Number(process.env.CHATLOG_TEST_REPORT_RUNS ?? 60) },

@@ -131,6 +131,11 @@ export function registerConversationRoutes(
             ? `${last.lastMessageAt ?? Number.MIN_SAFE_INTEGER}.${last.contactId}`
             : undefined,
         laterPage: after !== undefined,
+        // Who waits now: above the first page of contacts only.
+        waiting:
+          search || after !== undefined || download
+            ? undefined
+            : { ...(await conversations.waiting(signedIn, hubId)), now: Date.now() },
         search,
         notice: erasedCount === undefined ? undefined : args.cw.erased(erasedCount),
       }),

@@ -24,6 +24,19 @@ const en = {
   inZone: (timeZone: string) => `(${timeZone})`,
   contactsOf: (hubId: string) => `Contacts of hub ${hubId}, newest activity first`,
   noContacts: 'No contact has written yet.',
+  waitingNow: 'Waiting for an answer',
+  waitingCount: (shown: number, total: number) =>
+    total > shown ? `The ${shown} longest waits of ${total}, longest first.` : 'Longest wait first.',
+  waitingFor: (duration: string) => `waiting ${duration}`,
+  since: 'since',
+  nobodyWaiting: 'Nobody is waiting: every friend’s last message was answered.',
+  waitDuration: (ms: number) => {
+    const minutes = Math.floor(ms / 60_000);
+    if (minutes < 60) return `${Math.max(0, minutes)} min`;
+    const hours = Math.floor(minutes / 60);
+    if (hours < 48) return `${hours} h ${minutes % 60} min`;
+    return `${Math.floor(hours / 24)} days`;
+  },
   noMessage: 'no message',
   notLinked: 'not linked',
   noLineId: '(no LINE user id)',
@@ -128,6 +141,19 @@ const ja: ConversationWords = {
   inZone: (timeZone: string) => `(${timeZone})`,
   contactsOf: (hubId: string) => `ハブ ${hubId} の連絡先(新しいやりとり順)`,
   noContacts: 'まだメッセージはありません。',
+  waitingNow: '返信待ち',
+  waitingCount: (shown: number, total: number) =>
+    total > shown ? `${total} 人のうち、待ち時間の長い ${shown} 人(長い順)。` : '待ち時間の長い順。',
+  waitingFor: (duration: string) => `${duration}待ち`,
+  since: '開始',
+  nobodyWaiting: '返信待ちの友だちはいません。すべての友だちの最後のメッセージに返信済みです。',
+  waitDuration: (ms: number) => {
+    const minutes = Math.floor(ms / 60_000);
+    if (minutes < 60) return `${Math.max(0, minutes)} 分`;
+    const hours = Math.floor(minutes / 60);
+    if (hours < 48) return `${hours} 時間 ${minutes % 60} 分`;
+    return `${Math.floor(hours / 24)} 日`;
+  },
   noMessage: 'メッセージなし',
   notLinked: '未連携',
   noLineId: '（LINE ユーザー ID なし）',

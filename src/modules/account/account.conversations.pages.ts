@@ -22,6 +22,7 @@ import {
 
 import { type ReplyBox, replyForm } from './account.reply.pages.js';
 import { formatLocalMinute } from './account.time.js';
+import { type Waiting, waitingList } from './account.waiting.pages.js';
 
 export { conversationsPath };
 export const conversationPath = (hubId: string, lineId: string) =>
@@ -177,6 +178,8 @@ ${more.length ? `<nav class="pages" aria-label="${escapeHtml(cw.resultsFor(q))}"
 
 export interface ConversationsPageArgs extends HubPage {
   contacts: ContactSummary[];
+  /** The friends waiting for an answer now (on the first page of contacts only). */
+  waiting?: Waiting | undefined;
   /** The next page of contacts, when there is one. */
   nextContacts: string | undefined;
   /** Whether this is a later page of contacts (a link back to the first). */
@@ -200,7 +203,8 @@ export function conversationsPage(args: ConversationsPageArgs): string {
         ? `<a href="${conversationsPath(hubId)}${query({ after: args.nextContacts })}" rel="next">${escapeHtml(cw.moreContacts)}</a>`
         : '',
     ].filter(Boolean);
-    body = `${contactsTable(args, args.contacts)}
+    body = `${args.waiting ? waitingList(args, args.waiting, (w) => contactLink(args, w)) : ''}
+${contactsTable(args, args.contacts)}
 ${pages.length ? `<nav class="pages" aria-label="${escapeHtml(cw.contactsOf(hubId))}">${pages.join(' ')}</nav>` : ''}`;
   }
   return page({

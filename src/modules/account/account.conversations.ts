@@ -22,6 +22,8 @@ import { personalDataZip } from '../contacts/contacts.export.js';
 import { contactMessagePages } from '../contacts/contacts.pages.js';
 import { type ServableContent, servableContent } from '../content/content.usecases.js';
 import { messageRows, messagesRange } from '../messages/messages.usecases.js';
+import type { Report } from '../reports/reports.compute.js';
+import { buildReport } from '../reports/reports.usecases.js';
 import { termsOf } from '../search/search.usecases.js';
 import type { SendService, SendView } from '../sends/sends.usecases.js';
 import { accountErrors } from './account.errors.js';
@@ -62,7 +64,10 @@ export interface SearchResults {
 }
 
 export interface ConversationDeps {
-  store: Pick<Store, 'hubs' | 'messages' | 'search' | 'conversations' | 'content' | 'audit' | 'contacts'>;
+  store: Pick<
+    Store,
+    'hubs' | 'messages' | 'search' | 'conversations' | 'content' | 'audit' | 'contacts' | 'reports'
+  >;
   blobs: ContentStore;
   clock: () => number;
   /** Replies to LINE friends (CONTRACT §16); without it, no reply box. */
@@ -195,6 +200,18 @@ export class AccountConversations {
   async personalData(signedIn: SignedIn, hubId: string, lineId: string) {
     await this.hubOf(signedIn, hubId);
     return personalDataZip(this.deps, hubId, lineId);
+  }
+
+  /** The hub's friends waiting for an answer now, the longest wait first (CONTRACT §17's waits). */
+  async waiting(signedIn: SignedIn, hubId: string, limit = 20) {
+    await this.hubOf(signedIn, hubId);
+    return this.deps.store.reports.waiting(hubId, limit);
+  }
+
+  /** The hub's report (CONTRACT §17) of days already checked, in the hub's zone. */
+  async report(signedIn: SignedIn, hubId: string, from: CalendarDay, to: CalendarDay): Promise<Report> {
+    const hub = await this.hubOf(signedIn, hubId);
+    return buildReport(this.deps.store, { hubId, from, to, timeZone: hub.timeZone });
   }
 
   /** A page of the hub's audit log (100 records), newest first, before `before` (`<at>.<id>`). */

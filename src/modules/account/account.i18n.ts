@@ -80,6 +80,7 @@ const en = {
   backToKeys: 'Back to the API keys',
   // Outgoing webhooks (CONTRACT §10, §14): a page of each hub's own.
   conversations: 'Conversations',
+  reports: 'Reports',
   auditLog: 'Audit log',
   webhooks: 'Webhooks',
   /** After the link to a hub's webhooks: how many endpoints it has. */
@@ -213,6 +214,7 @@ const ja: Words = {
   notFound: 'このアカウントにそのハブまたはキーはありません。',
   backToKeys: 'API キーに戻る',
   conversations: '会話',
+  reports: 'レポート',
   auditLog: '監査ログ',
   webhooks: 'Webhook',
   webhookCount: (count: number) => (count === 0 ? '(エンドポイントなし)' : `(エンドポイント ${count} 件)`),

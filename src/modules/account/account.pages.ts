@@ -232,6 +232,7 @@ function hubSection(words: Words, hub: HubView, csrfToken: string, newKeyId: str
 </dl>
 <p><a href="/docs">${escapeHtml(words.apiDocs)}</a></p>
 <p><a href="${conversationsPath(hub.hubId)}">${escapeHtml(words.conversations)}</a></p>
+<p><a href="/account/hubs/${encodeURIComponent(hub.hubId)}/reports">${escapeHtml(words.reports)}</a></p>
 <p><a href="/account/hubs/${encodeURIComponent(hub.hubId)}/audit">${escapeHtml(words.auditLog)}</a></p>
 <p><a href="${webhooksPath(hub.hubId)}">${escapeHtml(words.webhooks)}</a>${escapeHtml(words.webhookCount(hub.webhookCount))}</p>
 <button type="button" class="primary" data-action="issue" aria-expanded="true" aria-controls="issue-${id}">${escapeHtml(words.issueKey)}</button>

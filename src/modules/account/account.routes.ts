@@ -15,6 +15,7 @@ import { declareConversationPaths, registerConversationRoutes } from './account.
 import type { AccountConversations } from './account.conversations.js';
 import { registerKeyPages } from './account.keys.handlers.js';
 import { accountScope } from './account.kit.js';
+import { declareReportPaths, registerReportPages } from './account.reports.handlers.js';
 import type { AccountService } from './account.usecases.js';
 import { registerWebhookPages } from './account.webhooks.handlers.js';
 import type { AccountWebhooks } from './account.webhooks.js';
@@ -68,12 +69,14 @@ export function registerAccountRoutes(app: FastifyInstance, deps: AccountRouteDe
   }
   deps.methods.declare(app, { url: '/account/assets/:file', allowed: ['GET', 'HEAD'] });
   declareConversationPaths(app, deps.methods);
+  declareReportPaths(app, deps.methods);
 
   app.register(async (scope) => {
     const kit = accountScope(scope, deps.accounts, deps.publicUrl);
     registerKeyPages(scope, kit, deps.accounts, deps.webhooks);
     registerWebhookPages(scope, kit, deps.accounts, deps.webhooks);
     registerConversationRoutes(scope, kit, deps.conversations);
+    registerReportPages(scope, kit, deps.conversations);
 
     scope.get<{ Params: { file: string } }>('/account/assets/:file', async (request, reply) => {
       if (request.params.file === 'webhooks.js') {

@@ -4,7 +4,7 @@
  * before the range through messages_by_contact_and_time, a few hundred contacts a statement.
  * The counting itself is the module's (../../modules/reports/reports.compute.ts).
  */
-import type { ReportScan, ReportsPort } from '../store.js';
+import type { ReportScan, ReportsPort, WaitingContact } from '../store.js';
 import type { Engine } from './engine.js';
 import type { Sql } from './executor.js';
 
@@ -60,11 +60,52 @@ export async function scanReport(
   return { contact, createdAt, fromAccount, before };
 }
 
+/** A message of contact `c` is the account's (as FROM_ACCOUNT says, as a condition). */
+const ACCOUNTS = `(m.sender = 'You' OR (m.sender IS NULL AND c.name = 'You'))`;
+
+/**
+ * The hub's friends waiting now: each contact's newest message, then (for those whose newest is the
+ * friend's) the account's last message, walked back from the newest through
+ * messages_by_contact_and_time (a few steps: it stops at the first of the account's), and the
+ * friend's first message after it. Three seeks a contact; no message is read twice.
+ */
+export async function waitingContacts(
+  sql: Sql,
+  hubId: string,
+  limit: number,
+): Promise<{ contacts: WaitingContact[]; total: number }> {
+  const rows = await sql.all<{ line_id: string; name: string; since: number }>(
+    `SELECT t.line_id, t.name,
+       (SELECT MIN(m.created_at) FROM messages AS m WHERE m.contact_id = t.id
+          AND (t.answered_at IS NULL OR m.created_at > t.answered_at
+               OR (m.created_at = t.answered_at AND m.id > t.answered_id))) AS since
+     FROM (
+       SELECT c.id, c.line_id, c.name,
+         (SELECT CASE WHEN ${ACCOUNTS} THEN 1 ELSE 0 END FROM messages AS m WHERE m.contact_id = c.id
+            ORDER BY m.created_at DESC, m.id DESC LIMIT 1) AS last_account,
+         (SELECT m.created_at FROM messages AS m WHERE m.contact_id = c.id AND ${ACCOUNTS}
+            ORDER BY m.created_at DESC, m.id DESC LIMIT 1) AS answered_at,
+         (SELECT m.id FROM messages AS m WHERE m.contact_id = c.id AND ${ACCOUNTS}
+            ORDER BY m.created_at DESC, m.id DESC LIMIT 1) AS answered_id
+       FROM contacts AS c WHERE c.hub_id = ?
+     ) AS t
+     WHERE t.last_account = 0`,
+    [hubId],
+  );
+  const contacts = rows
+    .map((row) => ({ lineId: row.line_id, name: row.name, since: Number(row.since) }))
+    .sort((a, b) => a.since - b.since || (a.lineId < b.lineId ? -1 : 1));
+  return { contacts: contacts.slice(0, limit), total: contacts.length };
+}
+
 /** The reports port (store.ts): reads only. */
 export function reportsPort(engine: Engine): ReportsPort {
   return engine.port(
     'reports',
-    { scan: (hubId, fromMs, toMsExclusive) => scanReport(engine.reads, hubId, fromMs, toMsExclusive) },
+    {
+      scan: (hubId, fromMs, toMsExclusive) => scanReport(engine.reads, hubId, fromMs, toMsExclusive),
+      waiting: (hubId, limit) => waitingContacts(engine.reads, hubId, limit),
+    },
     [],
   );
 }

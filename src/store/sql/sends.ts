@@ -8,10 +8,18 @@
  * - An idempotency key names one send of the hub for a window (24 hours): a second request with it
  *   gets the first send. After the window the old send lets go of the key.
  */
-import type { LeasedSend, OutgoingMessage, Send, SendSettlement, SendState, SendsPort } from '../store.js';
+import type {
+  IngestOperation,
+  LeasedSend,
+  OutgoingMessage,
+  Send,
+  SendSettlement,
+  SendState,
+  SendsPort,
+} from '../store.js';
 import type { FeedClock } from './changes.js';
 import type { Engine } from './engine.js';
-import type { Sql, SqlValue, Transaction } from './executor.js';
+import { inSavepoint, type Sql, type SqlValue, type Transaction, TransactionAborted } from './executor.js';
 import type { GroupOutcome, IngestRequest } from './ingest.js';
 
 interface SendRow {
@@ -218,25 +226,86 @@ export interface SentMessagesHooks {
   stored(outcome: GroupOutcome): void;
 }
 
-/** The sends port (store.ts): replies to LINE friends, queued and pushed once. */
+/** Completions stored in one transaction at most (a node pushes up to 32 sends at once). */
+const COMPLETIONS_A_TRANSACTION = 64;
+
+interface Completion {
+  result: Extract<SendSettlement, { state: 'sent' }>;
+  hubId: string;
+  operations: readonly IngestOperation[];
+  now: number;
+  resolve: (done: boolean) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * The sends port (store.ts): replies to LINE friends, queued and pushed once.
+ *
+ * `complete` stores the sends LINE took as webhook ingest stores requests: those that arrive while a
+ * transaction is being written wait, and go together in the next one, each in its own savepoint
+ * (one that fails is undone alone). Every completion writes to its hub's feed, which takes the hub's
+ * row: one transaction a send made 2,000 sends to one hub queue behind each other's commit.
+ */
 export function sendsPort(engine: Engine, hooks: SentMessagesHooks): SendsPort {
-  const complete: SendsPort['complete'] = async (result, hubId, operations, now) => {
-    const outcome = await engine.writeChanges([hubId], async (tx, clock) => {
-      // Still this lease's, and still there (an erasure takes a contact's sends with it).
-      const held = await tx.get(
-        'SELECT 1 AS one FROM sends WHERE id = ? AND leased_until = ? AND state = ?',
-        [result.id, result.leasedUntil, 'pending'],
+  const waiting: Completion[] = [];
+  let writing = false;
+  const writeSome = async (batch: Completion[]) => {
+    try {
+      const outcomes = await engine.writeChanges(
+        [...new Set(batch.map((c) => c.hubId))],
+        async (tx, clock) => {
+          const done: Array<{ stored: GroupOutcome } | { error: unknown } | undefined> = [];
+          for (const c of batch) {
+            try {
+              done.push(
+                await inSavepoint(tx, async () => {
+                  // Still this lease's, and still there (an erasure takes a contact's sends with it).
+                  const held = await tx.get(
+                    'SELECT 1 AS one FROM sends WHERE id = ? AND leased_until = ? AND state = ?',
+                    [c.result.id, c.result.leasedUntil, 'pending'],
+                  );
+                  if (!held) return undefined;
+                  const stored = await hooks.store(tx, clock, {
+                    hubId: c.hubId,
+                    operations: c.operations,
+                    now: c.now,
+                  });
+                  if ('failed' in stored) throw stored.failed;
+                  await settleSend(tx, c.result, c.now, engine.contactSendsLock);
+                  return { stored };
+                }),
+              );
+            } catch (error) {
+              if (error instanceof TransactionAborted) throw error;
+              done.push({ error });
+            }
+          }
+          return done;
+        },
       );
-      if (!held) return undefined;
-      const stored = await hooks.store(tx, clock, { hubId, operations, now });
-      if ('failed' in stored) throw stored.failed;
-      await settleSend(tx, result, now, engine.contactSendsLock);
-      return stored;
-    });
-    if (outcome === undefined) return false;
-    hooks.stored(outcome);
-    return true;
+      outcomes.forEach((outcome, i) => {
+        const c = batch[i] as Completion;
+        if (outcome === undefined) c.resolve(false);
+        else if ('error' in outcome) c.reject(outcome.error);
+        else {
+          hooks.stored(outcome.stored);
+          c.resolve(true);
+        }
+      });
+    } catch (error) {
+      for (const c of batch) c.reject(error);
+    }
   };
+  const complete: SendsPort['complete'] = (result, hubId, operations, now) =>
+    new Promise<boolean>((resolve, reject) => {
+      waiting.push({ result, hubId, operations, now, resolve, reject });
+      if (writing) return;
+      writing = true;
+      void (async () => {
+        while (waiting.length > 0) await writeSome(waiting.splice(0, COMPLETIONS_A_TRANSACTION));
+        writing = false;
+      })();
+    });
   return engine.port(
     'sends',
     {
