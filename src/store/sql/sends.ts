@@ -312,8 +312,12 @@ export function sendsPort(engine: Engine, hooks: SentMessagesHooks): SendsPort {
       create: (send, windowMs) =>
         engine.write((tx) => createSend(tx, send, windowMs, engine.contactSendsLock)),
       get: (hubId, id) => getSend(engine.reads, hubId, id),
-      lease: (now, leasedUntil, max) => engine.write((tx) => leaseSends(tx, now, leasedUntil, max)),
-      settle: (result, now) => engine.write((tx) => settleSend(tx, result, now, engine.contactSendsLock)),
+      // A lease, a retry's schedule or a refusal lost in a crash of the database means one more push
+      // with the same retry key, which LINE answers 409 (taken) or refuses again: redoable.
+      lease: (now, leasedUntil, max) =>
+        engine.write((tx) => leaseSends(tx, now, leasedUntil, max), { redoable: true }),
+      settle: (result, now) =>
+        engine.write((tx) => settleSend(tx, result, now, engine.contactSendsLock), { redoable: true }),
       complete,
       nextDue: () => nextSendDue(engine.reads),
       queueDepth: async () =>
