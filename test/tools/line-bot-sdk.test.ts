@@ -3,6 +3,8 @@
  * with chatlog's on every body, secret and signature, and a webhook built with its types (the
  * samples in fixtures/line.ts are typed with them) is stored as the contract says.
  */
+// sqlite-only: LINE's SDK checks the webhook's signature and shapes, not the store; test/contract/webhook.test.ts
+// runs LINE's webhook on both stores
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { after, before, test } from 'node:test';

@@ -8,6 +8,8 @@
  * The suite needs Node 22 or later: on an older Node this file says so and runs nothing; .ci/run
  * runs it on the newest Node 22.
  */
+// sqlite-only: the MCP project's suite checks the protocol, not the store; test/contract/mcp.test.ts and
+// mcp-property.test.ts run the tools' answers on both stores
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import http from 'node:http';

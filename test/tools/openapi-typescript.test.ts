@@ -6,6 +6,8 @@
  * lists and removes an outgoing webhook endpoint with an admin key, against a live server; the types
  * are generated afresh from the served document.
  */
+// sqlite-only: the generated types and openapi-fetch check the served document, which does not depend on the
+// store; every request it makes is a contract test's too, and those run on both stores
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';

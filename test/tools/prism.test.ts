@@ -16,6 +16,8 @@
  *
  * Over 400 lines because every request of the document goes through one Prism proxy, started once.
  */
+// sqlite-only: Prism checks answers against the document, whose shapes do not depend on the store; the same
+// answers' values are the contract tests', which run on both stores
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';

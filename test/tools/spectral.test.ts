@@ -2,6 +2,7 @@
  * Spectral lints the document the server serves with its spectral:oas ruleset: no error, and no
  * warning but those .spectral.yaml keeps with a reason.
  */
+// sqlite-only: the document is linted; it does not depend on the store
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { keptWarnings, runTool, servedDocument } from './document.js';

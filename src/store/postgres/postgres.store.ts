@@ -167,8 +167,11 @@ export class PostgresStore extends SqlStore {
   protected override readonly groupsInFlight = 1;
   protected override readonly downloadLeaseLock =
     "SELECT pg_advisory_xact_lock(hashtext('chatlog content lease')) AS locked";
-  protected override readonly contactSendsLock =
-    "SELECT pg_advisory_xact_lock(hashtextextended('chatlog sends ' || ?, 0)) AS locked";
+  /** The keys in the order given (sorted: two transactions never wait on each other's). */
+  protected override readonly contactSendsLock = `SELECT count(*) AS locked FROM (
+      SELECT pg_advisory_xact_lock(hashtextextended('chatlog sends ' || keys.k, 0))
+      FROM (SELECT k, n FROM json_array_elements_text(?::json) WITH ORDINALITY AS a(k, n) ORDER BY n OFFSET 0) AS keys
+    ) AS locks`;
   /** Groups of messages the fast path gave to the shared way since the store opened (tests read it). */
   fastPathFallbacks = 0;
   private unexpectedFallbacks = 0;

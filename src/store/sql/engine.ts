@@ -62,7 +62,7 @@ export interface Engine {
    */
   readonly downloadLeaseLock: string;
   /**
-   * A statement, with one `?` (a contact's key), that makes the transactions changing which of that
+   * A statement, with one `?` (a JSON array of contacts' keys, sorted), that makes the transactions changing which of that
    * contact's sends is its queue's head take turns on every node (PostgreSQL: an advisory lock);
    * SQLite has one writer: none.
    */

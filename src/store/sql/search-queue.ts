@@ -15,7 +15,11 @@ export const PENDING_IDS = 'SELECT message_id FROM search_pending';
 
 /** Queues new messages for the index, in the transaction that stores them (applyGroup). */
 export async function queueForIndex(tx: Sql, ids: readonly number[]): Promise<void> {
-  for (const id of ids) await tx.run('INSERT INTO search_pending (message_id) VALUES (?)', [id]);
+  // A statement per 500 (well under either engine's limit of parameters), not one per message.
+  for (let at = 0; at < ids.length; at += 500) {
+    const some = ids.slice(at, at + 500);
+    await tx.run(`INSERT INTO search_pending (message_id) VALUES ${some.map(() => '(?)').join(', ')}`, some);
+  }
 }
 
 /**

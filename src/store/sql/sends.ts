@@ -19,7 +19,7 @@ import type {
 } from '../store.js';
 import type { FeedClock } from './changes.js';
 import type { Engine } from './engine.js';
-import { inSavepoint, type Sql, type SqlValue, type Transaction, TransactionAborted } from './executor.js';
+import type { Sql, SqlValue, Transaction } from './executor.js';
 import type { GroupOutcome, IngestRequest } from './ingest.js';
 
 interface SendRow {
@@ -66,13 +66,35 @@ export async function getSend(sql: Sql, hubId: string, id: string): Promise<Send
   return row && toSend(row);
 }
 
+interface Contact {
+  hubId: string;
+  lineId: string;
+}
+
 /**
- * Takes the contact's turn (PostgreSQL: an advisory lock until commit) before a change of which of
- * its sends is the head, so that a send accepted while the one before it settles on another node is
- * made the head by one of the two.
+ * Takes the contacts' turns (PostgreSQL: advisory locks until commit, taken in one order) before a
+ * change of which of their sends is the head, so that a send accepted while the one before it
+ * settles on another node is made the head by one of the two.
  */
-async function lockContact(tx: Transaction, lock: string, hubId: string, lineId: string): Promise<void> {
-  if (lock) await tx.get(lock, [`${hubId}\n${lineId}`]);
+async function lockContacts(tx: Transaction, lock: string, contacts: readonly Contact[]): Promise<void> {
+  if (!lock || contacts.length === 0) return;
+  const keys = [...new Set(contacts.map((c) => `${c.hubId}\n${c.lineId}`))].sort();
+  await tx.get(lock, [JSON.stringify(keys)]);
+}
+
+/** Each contact's oldest pending send becomes the head of its queue (after one of them ended). */
+async function moveHeads(tx: Transaction, contacts: readonly Contact[]): Promise<void> {
+  const byHub = new Map<string, Set<string>>();
+  for (const c of contacts) byHub.set(c.hubId, (byHub.get(c.hubId) ?? new Set()).add(c.lineId));
+  for (const [hubId, lineIds] of byHub) {
+    const ids = [...lineIds];
+    await tx.run(
+      `UPDATE sends SET head = 1 WHERE head = 0 AND seq IN (SELECT MIN(seq) FROM sends
+         WHERE hub_id = ? AND line_id IN (${ids.map(() => '?').join(', ')}) AND state = 'pending'
+         GROUP BY line_id)`,
+      [hubId, ...ids],
+    );
+  }
 }
 
 export async function createSend(
@@ -91,7 +113,7 @@ export async function createSend(
     // Its window is over: the key is free for this send.
     if (earlier) await tx.run('UPDATE sends SET idempotency_key = NULL WHERE id = ?', [earlier.id]);
   }
-  await lockContact(tx, lock, send.hubId, send.lineId);
+  await lockContacts(tx, lock, [send]);
   // The head of its contact's queue when no earlier send of the contact is pending.
   const row = await tx.get<SendRow>(
     `INSERT INTO sends (id, hub_id, line_id, messages, retry_key, idempotency_key, state, attempts,
@@ -131,19 +153,24 @@ export async function leaseSends(
      ORDER BY s.next_attempt_at, s.seq LIMIT ?`,
     [now, now, Math.min(max, LEASE_WINDOW)],
   );
-  const leased: LeasedSend[] = [];
-  for (const { id } of candidates) {
-    // Still free: of two nodes that chose the same row, the second updates nothing.
-    const row = await tx.get<SendRow>(
-      `UPDATE sends SET leased_until = ?
-       WHERE id = ? AND state = 'pending' AND leased_until <= ?
-       RETURNING ${COLUMNS}`,
-      [leasedUntil, id, now],
-    );
-    if (row) leased.push({ ...toSend(row), leasedUntil });
-  }
-  return leased;
+  if (candidates.length === 0) return [];
+  // Still free: of two nodes that chose the same row, the second updates nothing. One statement
+  // for all (a round trip each was most of a lease's time on PostgreSQL).
+  const rows = await tx.all<SendRow & { seq: number }>(
+    `UPDATE sends SET leased_until = ?
+     WHERE id IN (${candidates.map(() => '?').join(', ')}) AND state = 'pending' AND leased_until <= ?
+     RETURNING ${COLUMNS}, seq`,
+    [leasedUntil, ...candidates.map((c) => c.id), now],
+  );
+  // In the queue's order, as chosen.
+  const order = new Map(candidates.map((c, i) => [c.id, i]));
+  return rows
+    .sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0))
+    .map((row) => ({ ...toSend(row), leasedUntil }));
 }
+
+/** A send still pending under the lease that pushed it: `[id, leasedUntil, 'pending']`. */
+const LEASE_HELD = 'WHERE id = ? AND leased_until = ? AND state = ?';
 
 export async function settleSend(
   tx: Transaction,
@@ -151,7 +178,7 @@ export async function settleSend(
   now: number,
   lock = '',
 ): Promise<boolean> {
-  const where = 'WHERE id = ? AND leased_until = ? AND state = ?';
+  const where = LEASE_HELD;
   const key = [result.id, result.leasedUntil, 'pending'];
   if (result.state === 'pending') {
     return (
@@ -167,18 +194,13 @@ export async function settleSend(
     [result.id],
   );
   if (!contact) return false;
-  await lockContact(tx, lock, contact.hub_id, contact.line_id);
+  const of = { hubId: contact.hub_id, lineId: contact.line_id };
+  await lockContacts(tx, lock, [of]);
   const settled =
     result.state === 'sent'
       ? await markSent(tx, result, now, where, key)
       : await markFailed(tx, result, now, where, key);
-  if (settled) {
-    await tx.run(
-      `UPDATE sends SET head = 1 WHERE seq = (SELECT MIN(seq) FROM sends
-         WHERE hub_id = ? AND line_id = ? AND state = 'pending')`,
-      [contact.hub_id, contact.line_id],
-    );
-  }
+  if (settled) await moveHeads(tx, [of]);
   return settled;
 }
 
@@ -220,10 +242,16 @@ export async function nextSendDue(sql: Sql): Promise<number | undefined> {
 
 /** What the store does for a sent send's messages: ingest's own transaction work, and after it. */
 export interface SentMessagesHooks {
-  /** Stores one request of live writes in `tx` (ingest.ts's applyGroup, with the store's index). */
-  store(tx: Transaction, clock: FeedClock, request: IngestRequest): Promise<GroupOutcome>;
+  /** Stores requests of live writes in `tx` (ingest.ts's applyGroup, with the store's index). */
+  store(tx: Transaction, clock: FeedClock, requests: readonly IngestRequest[]): Promise<GroupOutcome[]>;
   /** Once committed (the search indexer told of the messages queued). */
   stored(outcome: GroupOutcome): void;
+}
+
+/** The friend a sent send's messages went to. */
+function lineIdOf(operations: readonly IngestOperation[]): string {
+  const message = operations.find((op) => op.kind === 'message');
+  return message?.kind === 'message' ? message.lineId : '';
 }
 
 /** Completions stored in one transaction at most (a node pushes up to 32 sends at once). */
@@ -232,6 +260,8 @@ const COMPLETIONS_A_TRANSACTION = 64;
 interface Completion {
   result: Extract<SendSettlement, { state: 'sent' }>;
   hubId: string;
+  /** The friend the send went to (its messages' lineId). */
+  lineId: string;
   operations: readonly IngestOperation[];
   now: number;
   resolve: (done: boolean) => void;
@@ -253,34 +283,39 @@ export function sendsPort(engine: Engine, hooks: SentMessagesHooks): SendsPort {
     try {
       const outcomes = await engine.writeChanges(
         [...new Set(batch.map((c) => c.hubId))],
-        async (tx, clock) => {
-          const done: Array<{ stored: GroupOutcome } | { error: unknown } | undefined> = [];
-          for (const c of batch) {
-            try {
-              done.push(
-                await inSavepoint(tx, async () => {
-                  // Still this lease's, and still there (an erasure takes a contact's sends with it).
-                  const held = await tx.get(
-                    'SELECT 1 AS one FROM sends WHERE id = ? AND leased_until = ? AND state = ?',
-                    [c.result.id, c.result.leasedUntil, 'pending'],
-                  );
-                  if (!held) return undefined;
-                  const stored = await hooks.store(tx, clock, {
-                    hubId: c.hubId,
-                    operations: c.operations,
-                    now: c.now,
-                  });
-                  if ('failed' in stored) throw stored.failed;
-                  await settleSend(tx, c.result, c.now, engine.contactSendsLock);
-                  return { stored };
-                }),
-              );
-            } catch (error) {
-              if (error instanceof TransactionAborted) throw error;
-              done.push({ error });
-            }
+        async (tx, clock): Promise<Array<{ stored: GroupOutcome } | { error: unknown } | undefined>> => {
+          // Still each lease's, and still there (an erasure takes a contact's sends with it); on
+          // PostgreSQL locked until commit (one another transaction holds is not this batch's).
+          const rows = await tx.all<{ id: string; leased_until: number }>(
+            `SELECT id, leased_until FROM sends WHERE id IN (${batch.map(() => '?').join(', ')})
+             AND state = 'pending'${engine.skipLocked}`,
+            batch.map((c) => c.result.id),
+          );
+          const leases = new Map(rows.map((row) => [row.id, Number(row.leased_until)]));
+          const held = batch.filter((c) => leases.get(c.result.id) === c.result.leasedUntil);
+          // Their messages as one group of requests (each in its own savepoint: one that fails is
+          // undone alone), then each send marked sent, in the same transaction.
+          const stored = await hooks.store(
+            tx,
+            clock,
+            held.map((c) => ({ hubId: c.hubId, operations: c.operations, now: c.now })),
+          );
+          const outcome = new Map<Completion, { stored: GroupOutcome } | { error: unknown }>();
+          for (const [i, c] of held.entries()) {
+            const one = stored[i] ?? { failed: new Error('nothing stored') };
+            if ('failed' in one) outcome.set(c, { error: one.failed });
+            else if (
+              await markSent(tx, c.result, c.now, LEASE_HELD, [c.result.id, c.result.leasedUntil, 'pending'])
+            )
+              outcome.set(c, { stored: one });
           }
-          return done;
+          // The next sends of these contacts become heads last, under their locks: the locks are held
+          // from here to the commit, not for the whole batch, so a send accepted meanwhile for one of
+          // these friends waits a moment, not for every completion of the batch.
+          const ended = held.filter((c) => outcome.get(c) && 'stored' in (outcome.get(c) ?? {}));
+          await lockContacts(tx, engine.contactSendsLock, ended);
+          await moveHeads(tx, ended);
+          return batch.map((c) => outcome.get(c));
         },
       );
       outcomes.forEach((outcome, i) => {
@@ -298,7 +333,7 @@ export function sendsPort(engine: Engine, hooks: SentMessagesHooks): SendsPort {
   };
   const complete: SendsPort['complete'] = (result, hubId, operations, now) =>
     new Promise<boolean>((resolve, reject) => {
-      waiting.push({ result, hubId, operations, now, resolve, reject });
+      waiting.push({ result, hubId, lineId: lineIdOf(operations), operations, now, resolve, reject });
       if (writing) return;
       writing = true;
       void (async () => {

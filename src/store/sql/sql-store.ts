@@ -280,15 +280,13 @@ export abstract class SqlStore implements Store {
   content = contentPort(this.engine);
   webhooks = webhooksPort(this.engine);
   sends = sendsPort(this.engine, {
-    store: async (tx, clock, request) => {
-      const [outcome] = await applyGroup(
+    store: (tx, clock, requests) =>
+      applyGroup(
         tx,
         clock,
         this.searchIndex ? this.searchEngine : withoutIndexWrites(this.searchEngine),
-        [request],
-      );
-      return outcome ?? { failed: new Error('nothing stored') };
-    },
+        requests,
+      ),
     stored: (outcome) => this.queuedForIndex([outcome]),
   });
   reports = reportsPort(this.engine);
