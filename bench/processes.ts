@@ -2,7 +2,9 @@
  * Child processes of the benchmarks: `chatlog serve`, the baseline servers and the load processes,
  * each in its own process; wait for what they print, stop them, and never leave one behind.
  */
+
 import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
 import type { Server } from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -134,7 +136,10 @@ export async function startChatlog(
   );
   if (child.pid === undefined) throw new Error('could not start chatlog serve');
   const output: string[] = [];
+  // CHATLOG_BENCH_SERVER_LOG=<file>: everything the server says is appended there too.
+  const logFile = process.env.CHATLOG_BENCH_SERVER_LOG;
   const keep = (chunk: Buffer) => {
+    if (logFile) fs.appendFileSync(logFile, chunk);
     if (output.length < 200) output.push(chunk.toString('utf8').trimEnd());
   };
   child.stdout?.on('data', keep);

@@ -148,6 +148,38 @@ test("a later ingest record with a sent message's LINE id is a duplicate, not a 
   assert.equal((await youMessages()).filter((m) => m.msg === text).length, 1);
 });
 
+test('a sent message whose LINE id another message already has is stored once under an id of its own, and the queue goes on', async () => {
+  // The fake LINE numbers its messages in order: the next send's id is known.
+  const first = await settled((await accepted({ messages: [{ type: 'text', text: '一通目' }] })).id);
+  assert.equal(first.status, 'sent', JSON.stringify(first));
+  const nextId = String(BigInt(first.messageIds?.[0] ?? '0') + 1n);
+  const ingestKey = (await server.keys.issue(HUB, 'ingest', '')).key;
+  const logged = await server.request(`/ingest/line/${HUB}/messages`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ingestKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify([{ lineId: FRIEND, msg: '別の記録', id: nextId, sender: 'You' }]),
+  });
+  assert.equal(logged.status, 200);
+  // On PostgreSQL the sends' one-statement way gives up on the taken id and the shared way stores it.
+  const second = await settled((await accepted({ messages: [{ type: 'text', text: '二通目' }] })).id);
+  assert.equal(second.status, 'sent', JSON.stringify(second));
+  assert.deepEqual(second.messageIds, [nextId]);
+  // The id shows once (the other record's), and the sent message is stored once, under an id of
+  // its own, as ingest does with a taken id.
+  const feed = await feedCreated();
+  const withId = feed.filter((c) => c.id === nextId);
+  assert.deepEqual(
+    withId.map((c) => c.message.msg),
+    ['別の記録'],
+  );
+  const sent = feed.filter((c) => c.message.msg === '二通目');
+  assert.equal(sent.length, 1, JSON.stringify(sent));
+  assert.equal(sent[0]?.message.sender, 'You');
+  // The next send goes as ever: its contact's queue moved on.
+  const third = await settled((await accepted({ messages: [{ type: 'text', text: '三通目' }] })).id);
+  assert.equal(third.status, 'sent', JSON.stringify(third));
+});
+
 test('the same idempotency key answers the first send and sends nothing again', async () => {
   const body = { messages: [{ type: 'text', text: '一度だけ' }], idempotencyKey: 'order-1042' };
   const first = await accepted(body);

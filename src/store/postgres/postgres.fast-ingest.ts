@@ -114,7 +114,7 @@ export function expectedFallback(error: unknown): boolean {
  *
  * Returns each request's outcome.
  */
-async function storeMessages(
+export async function storeMessages(
   client: pg.ClientBase,
   clock: FeedClock,
   group: readonly IngestRequest[],

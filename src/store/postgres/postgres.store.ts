@@ -26,7 +26,7 @@ import type {
   PoolState,
 } from '../store.js';
 import { answerJson } from './postgres.answers.js';
-import { expectedFallback, onlyMessages, storeMessageGroup } from './postgres.fast-ingest.js';
+import { expectedFallback, onlyMessages, storeMessageGroup, storeMessages } from './postgres.fast-ingest.js';
 import { readFeedJsonByCopy } from './postgres.feed.js';
 import { importIntoPostgres } from './postgres.import.js';
 import { POSTGRES_SEARCH } from './postgres.search.js';
@@ -377,6 +377,35 @@ export class PostgresStore extends SqlStore {
       }
     }
     return super.commitGroup(group);
+  }
+
+  /**
+   * Sent sends' messages as the fast path stores webhooks' (one statement for all of them, in the
+   * transaction that holds their hubs), in a savepoint: if it gives up (a message id another message
+   * has), the shared way stores them, each request alone. A batch of 16 took about 180 statements
+   * the shared way (11 a send, 0.5 ms each under load): PostgreSQL stored fewer sends a second than
+   * 200 a second accepted.
+   */
+  protected override async storeSentMessages(
+    tx: Transaction,
+    clock: FeedClock,
+    requests: readonly IngestRequest[],
+  ): Promise<GroupOutcome[]> {
+    const client = this.clients.get(tx);
+    if (!client || requests.length === 0 || !onlyMessages(requests))
+      return super.storeSentMessages(tx, clock, requests);
+    await tx.exec('SAVEPOINT sent_messages');
+    try {
+      const outcomes = await storeMessages(client, clock, requests, this.searchIndex);
+      await tx.exec('RELEASE SAVEPOINT sent_messages');
+      return outcomes;
+    } catch (error) {
+      // Its seqs are left unused: a gap in the feed, which is allowed (FeedClock.next).
+      await tx.exec('ROLLBACK TO SAVEPOINT sent_messages');
+      await tx.exec('RELEASE SAVEPOINT sent_messages');
+      this.fellBack(error);
+      return super.storeSentMessages(tx, clock, requests);
+    }
   }
 
   /**
