@@ -96,7 +96,11 @@ for (const [locale, viewport, words] of [
     await page.getByLabel(words.reply, { exact: true }).fill(text);
     await page.getByRole('button', { name: words.send, exact: true }).click();
     // On its way, then sent: the page updates itself until LINE took it.
-    const mine = page.locator('li.message.you').filter({ hasText: 'またのお越しをお待ちしています 🌸' });
+    // This locale's reply (the other locale's test replies in the same conversation).
+    const mine = page
+      .locator('li.message.you')
+      .filter({ hasText: `ご来店ありがとうございます(${locale})` })
+      .filter({ hasText: 'またのお越しをお待ちしています 🌸' });
     await mine.waitFor({ timeout: 15_000 });
     assert.equal(await mine.count(), 1);
     assert.equal((await mine.locator('.sender').textContent())?.trim(), words.you);
