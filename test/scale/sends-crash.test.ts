@@ -70,6 +70,7 @@ test('kill -9 during a stream of 2,000 sends: every 202 reaches LINE once and is
     line.delayMs = 20;
     const accepted = new Set<number>();
     const asked = new Set<number>();
+    const ids = new Map<number, string>();
     let next = 0;
     let killed = false;
     const sendOne = async (n: number) => {
@@ -82,8 +83,10 @@ test('kill -9 during a stream of 2,000 sends: every 202 reaches LINE once and is
           body: JSON.stringify({ messages: [{ type: 'text', text: `crash ${n}` }] }),
         },
       ).catch(() => undefined);
-      if (res?.status === 202) accepted.add(n);
-      await res?.body?.cancel();
+      if (res?.status === 202) {
+        accepted.add(n);
+        ids.set(n, ((await res.json()) as { send: { id: string } }).send.id);
+      } else await res?.body?.cancel();
     };
     // 16 requests in flight; the node is killed once 1,000 were answered 202.
     await Promise.all(
@@ -128,10 +131,19 @@ test('kill -9 during a stream of 2,000 sends: every 202 reaches LINE once and is
     }
     const count = delivered();
     const missing = [...accepted].filter((n) => !count.has(n));
+    // What the node says of the first few missing (pending with attempts and an error: retried).
+    const states = await Promise.all(
+      missing.slice(0, 5).map(async (n) => {
+        const res = await fetch(`http://127.0.0.1:${port}/api/line/${HUB}/sends/${ids.get(n)}`, {
+          headers: { authorization: `Bearer ${sendKey}` },
+        }).catch(() => undefined);
+        return `${n}: ${res ? await res.text() : 'no answer'}`;
+      }),
+    );
     assert.deepEqual(
       missing.slice(0, 10),
       [],
-      `${missing.length} of ${accepted.size} sends answered 202 never reached LINE`,
+      `${missing.length} of ${accepted.size} sends answered 202 never reached LINE; ${states.join('; ')}`,
     );
     const twice = [...count].filter(([, c]) => c > 1);
     assert.deepEqual(twice.slice(0, 10), [], 'no send reached LINE twice');
