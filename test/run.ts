@@ -170,6 +170,14 @@ function runJob(job: Job, timeoutSeconds: number, verbose: boolean): Promise<Out
   });
 }
 
+/** The first error a failed file printed, a few lines of it, each cut short. */
+function firstError(output: string, lines = 12): string[] {
+  const all = output.split('\n');
+  const at = all.findIndex((line) => /\b\w*Error\b(\s*\[\w+\])?:|was still running after/.test(line));
+  if (at < 0) return all.filter((line) => line.trim() !== '').slice(-lines);
+  return all.slice(at, at + lines).map((line) => (line.length > 400 ? `${line.slice(0, 400)}…` : line));
+}
+
 function killGroup(child: ChildProcess): void {
   try {
     if (child.pid) process.kill(-child.pid, 'SIGKILL');
@@ -217,10 +225,13 @@ async function runAll(
       `== ${STORE_NAME[store]}: ${mine.length} runs, ${bad === 0 ? 'all passed' : `${bad} FAILED`} (${busy.toFixed(0)} s of file time)`,
     );
   }
-  for (const o of failed)
+  for (const o of failed) {
     console.log(
       `FAILED on ${STORE_NAME[o.store]}: ${o.file}${o.round > 0 ? ` (repeat ${o.round + 1})` : ''}`,
     );
+    // Again at the end, where a CI log's tail shows it: the first error's lines.
+    for (const line of firstError(o.output)) console.log(`  | ${line}`);
+  }
   console.log(`== ${failed.length === 0 ? 'passed' : 'FAILED'} in ${seconds.toFixed(1)} s`);
   // For .ci/run's table of phases: this run's seconds and each store's file time.
   if (process.env.CHATLOG_TEST_SUMMARY) {

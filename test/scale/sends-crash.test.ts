@@ -126,7 +126,18 @@ test('kill -9 during a stream of 2,000 sends: every 202 reaches LINE once and is
     };
     // Generous: on a CI machine PostgreSQL serves three other test files' commits meanwhile.
     const deadline = Date.now() + 200_000;
-    while (Date.now() < deadline && [...accepted].some((n) => !delivered().has(n))) {
+    const waitStarted = Date.now();
+    let toldAt = waitStarted;
+    for (;;) {
+      const left = [...accepted].filter((n) => !delivered().has(n)).length;
+      if (left === 0 || Date.now() > deadline) break;
+      // Shown when the test fails: how the rest drained.
+      if (Date.now() - toldAt >= 10_000) {
+        toldAt = Date.now();
+        process.stderr.write(
+          `${Math.round((toldAt - waitStarted) / 1000)} s after the stream: ${left} not at LINE\n`,
+        );
+      }
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
     const count = delivered();

@@ -23,6 +23,10 @@ export const RETRY_DELAYS_MS = [1e3, 5e3, 3e4, 12e4, 6e5, 18e5, 36e5] as const;
 const RETRY_EVERY_MS = 36e5;
 export const RETRY_FOR_MS = 24 * 36e5;
 const SWEEP_MS = 2_000;
+/** Pauses before a failed store call of a leased send is made again (whileLeased). */
+const STORE_RETRY_MS = [200, 500, 1_000, 2_000] as const;
+/** A store call is not begun again this close to its lease's end. */
+const STORE_RETRY_MARGIN_MS = 3_000;
 /**
  * Pushes at once on a node, by default. LINE answers a push in tens of ms, so 200 sends a second
  * need about 15 in flight; LINE's own limit is 2,000 push requests a second a channel.
@@ -155,14 +159,32 @@ export class SendWorker {
     const result = await this.attempt(send);
     // Sent: already stored with its messages (attempt).
     if (result === undefined) return this.options.onOutcome?.('sent');
-    const stored = await this.options.store.sends.settle(result, this.clock());
+    const stored = await this.whileLeased(send, () => this.options.store.sends.settle(result, this.clock()));
     if (stored) this.options.onOutcome?.(result.state);
+  }
+
+  /**
+   * A store call of a leased send, tried again after a moment while the lease lasts: a database
+   * busy for a few seconds (a pool with no free connection, a statement timeout) would otherwise
+   * leave the send to wait for its lease to run out, and every later send of its friend with it.
+   */
+  private async whileLeased<T>(send: LeasedSend, call: () => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await call();
+      } catch (error) {
+        const pause = STORE_RETRY_MS[Math.min(attempt, STORE_RETRY_MS.length - 1)] as number;
+        if (this.stopped || this.clock() + pause + STORE_RETRY_MARGIN_MS >= send.leasedUntil) throw error;
+        this.options.log.warn({ err: error, send: send.id }, 'storing a send failed, trying again');
+        await new Promise((resolve) => setTimeout(resolve, pause));
+      }
+    }
   }
 
   /** LINE's answer to one push: an outcome to store, or undefined once sent and stored. */
   private async attempt(send: LeasedSend): Promise<SendSettlement | undefined> {
     const key = { id: send.id, leasedUntil: send.leasedUntil };
-    const hub = await this.options.store.hubs.get(send.hubId);
+    const hub = await this.whileLeased(send, () => this.options.store.hubs.get(send.hubId));
     if (!hub?.lineChannelAccessTokenEncrypted)
       return this.retry(send, 'the hub has no LINE channel access token');
     const token = this.options.secrets.decrypt(hub.lineChannelAccessTokenEncrypted);
@@ -194,7 +216,7 @@ export class SendWorker {
       };
     });
     const sent = { ...key, state: 'sent' as const, messageIds: answer.messageIds };
-    await this.options.store.sends.complete(sent, send.hubId, operations, now);
+    await this.whileLeased(send, () => this.options.store.sends.complete(sent, send.hubId, operations, now));
     return undefined;
   }
 
