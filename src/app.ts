@@ -37,6 +37,7 @@ import { registerDocsRoutes } from './modules/docs/docs.routes.js';
 import { registerHealthRoutes } from './modules/health/health.routes.js';
 import { registerHomeRoutes } from './modules/home/home.routes.js';
 import { HubService } from './modules/hubs/hubs.usecases.js';
+import { HubspotPublisher } from './modules/hubspot/hubspot.publisher.js';
 import { registerHubspotRoutes } from './modules/hubspot/hubspot.routes.js';
 import { registerIngestRoutes } from './modules/ingest/ingest.routes.js';
 import { IngestService } from './modules/ingest/ingest.usecases.js';
@@ -122,6 +123,10 @@ export interface AppDeps {
   downloadMbps?: number;
   /** CHATLOG_HUBSPOT_CLIENT_SECRET: checks HubSpot's webhook signatures; unset, they are all refused. */
   hubspotClientSecret?: string | undefined;
+  /** CHATLOG_HUBSPOT_CLIENT_ID: with the secret, connected hubs are published to HubSpot (§18). */
+  hubspotClientId?: string | undefined;
+  /** HUBSPOT_API_BASE_URL. */
+  hubspotApiBaseUrl?: string;
   /** CHATLOG_WEBHOOK_TIMEOUT_MS: an outgoing delivery not answered 2xx within this is retried. */
   webhookTimeoutMs?: number;
   /** CHATLOG_SEND_TIMEOUT_MS: a push to LINE not answered within this is tried again. */
@@ -363,11 +368,23 @@ export function buildApp(deps: AppDeps): App {
       clock,
     });
     const retention = new RetentionWorker({ store: deps.store, log: app.log, clock, metrics });
+    const publisher =
+      deps.hubspotClientId && deps.hubspotClientSecret
+        ? new HubspotPublisher({
+            store: deps.store,
+            secrets: deps.secrets,
+            log: app.log,
+            apiBaseUrl: deps.hubspotApiBaseUrl ?? settingDefault('hubspotApiBaseUrl'),
+            client: { clientId: deps.hubspotClientId, clientSecret: deps.hubspotClientSecret },
+            clock,
+          })
+        : undefined;
     app.addHook('onReady', async () => {
       worker.start();
       sendWorker.start();
       pruner.start();
       retention.start();
+      publisher?.start();
       if ((deps.downloadConcurrency ?? settingDefault('downloadConcurrency')) > 0) downloads.start();
     });
     app.addHook('preClose', async () => {
@@ -377,6 +394,7 @@ export function buildApp(deps: AppDeps): App {
         pruner.stop(),
         downloads.stop(),
         retention.stop(),
+        publisher?.stop(),
       ]);
     });
   }

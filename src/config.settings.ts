@@ -198,6 +198,37 @@ export const SETTINGS = {
     doc: "your HubSpot app's client secret: `POST /webhooks/hubspot` checks HubSpot's signature (v3) with it and erases the contacts of each `contact.privacyDeletion`; unset, that endpoint refuses every request (401)",
     parse: atLeast(8),
   }),
+  hubspotClientId: optional({
+    env: 'CHATLOG_HUBSPOT_CLIENT_ID',
+    doc: "your HubSpot app's client id: with the client secret, hubs can be connected to a HubSpot inbox (`Connect HubSpot`) and their messages are published there (CONTRACT §18); unset, nothing is published",
+    parse: atLeast(8),
+  }),
+  hubspotAppId: optional({
+    env: 'CHATLOG_HUBSPOT_APP_ID',
+    doc: "your HubSpot app's id, for `chatlog hubspot channel register`",
+    parse: (raw, env) => {
+      if (!/^\d{1,12}$/.test(raw))
+        throw new Error(`${env} must be your HubSpot app's id (digits), got "${raw}"`);
+      return raw;
+    },
+  }),
+  hubspotDeveloperApiKey: optional({
+    env: 'CHATLOG_HUBSPOT_DEVELOPER_API_KEY',
+    doc: "your HubSpot developer account's API key, for `chatlog hubspot channel register` (it is sent to HubSpot only)",
+    parse: atLeast(8),
+  }),
+  hubspotApiBaseUrl: withDefault({
+    env: 'HUBSPOT_API_BASE_URL',
+    default: 'https://api.hubapi.com',
+    doc: "HubSpot's API base URL: custom channels, OAuth tokens, inboxes (tests point it at a local fake)",
+    parse: httpUrl,
+  }),
+  hubspotAppBaseUrl: withDefault({
+    env: 'HUBSPOT_APP_BASE_URL',
+    default: 'https://app.hubspot.com',
+    doc: "HubSpot's app base URL, where `Connect HubSpot` sends the owner to authorise chatlog (tests point it at a local fake)",
+    parse: httpUrl,
+  }),
   lineApiBaseUrl: withDefault({
     env: 'LINE_API_BASE_URL',
     default: 'https://api.line.me',

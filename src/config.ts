@@ -61,6 +61,8 @@ export function appSettings(config: Config) {
     downloadConcurrency: config.downloadConcurrency,
     downloadMbps: config.downloadMbps,
     hubspotClientSecret: config.hubspotClientSecret,
+    hubspotClientId: config.hubspotClientId,
+    hubspotApiBaseUrl: config.hubspotApiBaseUrl,
     redisUrl: config.redisUrl,
     idleTimeoutMs: config.idleTimeoutMs,
     headersTimeoutMs: config.headersTimeoutMs,

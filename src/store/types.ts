@@ -546,3 +546,36 @@ export interface DeliverySettlement {
   lastStatus: number | null;
   lastError: string | null;
 }
+
+/** A hub connected to a HubSpot inbox through chatlog's custom channel (CONTRACT §18). */
+export interface HubspotConnection {
+  hubId: string;
+  /** The HubSpot account (portal) that authorised chatlog. */
+  portalId: string;
+  /** OAuth tokens, encrypted under the server secret; never plain text. */
+  accessTokenEncrypted: Buffer;
+  refreshTokenEncrypted: Buffer;
+  /** When the access token runs out (epoch ms, from `expires_in`). */
+  tokenExpiresAt: number;
+  inboxId: string;
+  inboxName: string;
+  /** The channel account HubSpot made for this hub in that inbox: every publish names it. */
+  channelAccountId: string;
+  connectedAt: number;
+  /** Set by `Disconnect HubSpot`: nothing more is published. */
+  disconnectedAt: number | null;
+  /** The hub's feed seq up to which messages were published. */
+  publishedThrough: number;
+  /** Messages published since the connection. */
+  published: number;
+  /** Attempts in a row that did not go (429, 5xx, the network), for the backoff. */
+  attempts: number;
+  nextAttemptAt: number;
+  lastError: string | null;
+  lastErrorAt: number | null;
+}
+
+/** A connection this node publishes until `leasedUntil` (no other node publishes its hub meanwhile). */
+export interface LeasedHubspotConnection extends HubspotConnection {
+  leasedUntil: number;
+}

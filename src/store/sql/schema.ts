@@ -473,6 +473,38 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX sends_heads_due ON sends(next_attempt_at, seq) WHERE state = 'pending' AND head = 1;
       CREATE INDEX sends_by_hub_and_time ON sends(hub_id, created_at);`,
   },
+  {
+    version: 20,
+    name: 'HubSpot inbox: the custom channel, and each hub connected to an inbox (CONTRACT §18)',
+    // A connection follows its hub's feed as an outgoing webhook endpoint does: `published_through`
+    // is the seq up to which messages were published, moved after each publish HubSpot answered
+    // (a crash between the two sends that one message again, the only repeat §18 allows). One node
+    // publishes a hub at a time (leased_until), in feed order, so a contact's messages keep theirs.
+    sql: (t) => `
+      CREATE TABLE hubspot_settings (
+        name TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+      )${t.keyedTable};
+      CREATE TABLE hubspot_connections (
+        hub_id TEXT PRIMARY KEY REFERENCES hubs(id),
+        portal_id TEXT NOT NULL,
+        access_token_encrypted ${t.bytes} NOT NULL,
+        refresh_token_encrypted ${t.bytes} NOT NULL,
+        token_expires_at ${t.int64} NOT NULL,
+        inbox_id TEXT NOT NULL,
+        inbox_name TEXT NOT NULL,
+        channel_account_id TEXT NOT NULL,
+        connected_at ${t.int64} NOT NULL,
+        disconnected_at ${t.int64},
+        published_through ${t.int64} NOT NULL,
+        published ${t.int64} NOT NULL DEFAULT 0,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        next_attempt_at ${t.int64} NOT NULL DEFAULT 0,
+        leased_until ${t.int64} NOT NULL DEFAULT 0,
+        last_error TEXT,
+        last_error_at ${t.int64}
+      )${t.keyedTable};`,
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);

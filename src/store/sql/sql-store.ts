@@ -25,6 +25,7 @@ import { conversationsPort } from './conversations.js';
 import type { Engine, WriteOptions } from './engine.js';
 import type { Sql, Transaction } from './executor.js';
 import { hubsPort } from './hubs.js';
+import { hubspotPort } from './hubspot.js';
 import {
   applyGroup,
   GROUPS_IN_FLIGHT,
@@ -300,6 +301,7 @@ export abstract class SqlStore implements Store {
     store: (tx, clock, requests) => this.storeSentMessages(tx, clock, requests),
     stored: (outcome) => this.queuedForIndex([outcome]),
   });
+  hubspot = hubspotPort(this.engine);
   reports = reportsPort(this.engine);
   contacts = contactsPort(this.engine);
   audit = auditPort(this.engine);

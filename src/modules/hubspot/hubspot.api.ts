@@ -1,0 +1,163 @@
+/**
+ * HubSpot's APIs that chatlog calls (CONTRACT §18), on `HUBSPOT_API_BASE_URL`, as HubSpot documents
+ * them (docs/research/hubspot-custom-channels.md has each source):
+ *
+ *   POST /conversations/custom-channels/2026-09/{channelId}/messages   publish a message (Bearer)
+ *   POST /oauth/2026-03/token                                          a token for a refresh token
+ *
+ * The custom channels are called at 2026-09, HubSpot's newest version ("for new integrations,
+ * always use the latest date version"; §18 names 2026-03, whose message shapes are the same, but
+ * whose set has no inbox list). One call, never throwing: what HubSpot answered, as the publisher
+ * needs it. A token goes only in the Authorization header or a form body, never into an outcome.
+ */
+export const CUSTOM_CHANNELS_VERSION = '2026-09';
+export const OAUTH_VERSION = '2026-03';
+/** Shorter than the publisher's lease margin: no call outlives the lease it began under. */
+const CALL_TIMEOUT_MS = 10_000;
+
+export type HubspotAnswer<T> =
+  | { kind: 'ok'; value: T }
+  /** The access token was refused: refresh it, once. */
+  | { kind: 'unauthorized'; reason: string }
+  /** 429, 5xx, 423, 477, the network: later (Retry-After when HubSpot gave one). */
+  | { kind: 'retry'; reason: string; retryAfterMs?: number | undefined }
+  /** Another 4xx: HubSpot's words. */
+  | { kind: 'refused'; status: number; reason: string };
+
+/** HubSpot's words from an error body (`message`, and the first of `errors[].message`). */
+function hubspotWords(status: number, body: unknown): string {
+  const record = (body ?? {}) as { message?: unknown; category?: unknown; errors?: unknown };
+  const parts: string[] = [];
+  if (typeof record.category === 'string') parts.push(record.category);
+  if (typeof record.message === 'string') parts.push(record.message);
+  if (Array.isArray(record.errors)) {
+    for (const error of record.errors.slice(0, 3)) {
+      const message = (error as { message?: unknown } | null)?.message;
+      if (typeof message === 'string') parts.push(message);
+    }
+  }
+  const words = parts.join(': ').slice(0, 500);
+  return `HubSpot answered ${status}${words ? `: ${words}` : ''}`;
+}
+
+async function call<T>(
+  url: string,
+  init: RequestInit,
+  read: (body: unknown) => T | undefined,
+): Promise<HubspotAnswer<T>> {
+  let res: Response;
+  try {
+    res = await fetch(url, { ...init, signal: AbortSignal.timeout(CALL_TIMEOUT_MS) });
+  } catch (error) {
+    const timedOut = (error as Error).name === 'TimeoutError' || (error as Error).name === 'AbortError';
+    return {
+      kind: 'retry',
+      reason: timedOut ? 'HubSpot did not answer in time' : 'HubSpot could not be reached',
+    };
+  }
+  const text = await res.text().catch(() => '');
+  let body: unknown;
+  try {
+    body = text ? JSON.parse(text) : undefined;
+  } catch {
+    body = undefined;
+  }
+  if (res.ok) {
+    const value = read(body);
+    return value === undefined
+      ? { kind: 'retry', reason: `HubSpot answered ${res.status} with a body chatlog could not read` }
+      : { kind: 'ok', value };
+  }
+  const reason = hubspotWords(res.status, body);
+  if (res.status === 401) return { kind: 'unauthorized', reason };
+  if (res.status === 429 || res.status === 423 || res.status === 477 || res.status >= 500) {
+    const after = res.headers.get('retry-after');
+    const seconds = after !== null && /^\d{1,6}$/.test(after) ? Number(after) : undefined;
+    return { kind: 'retry', reason, retryAfterMs: seconds === undefined ? undefined : seconds * 1000 };
+  }
+  return { kind: 'refused', status: res.status, reason };
+}
+
+const base = (url: string) => url.replace(/\/+$/, '');
+
+export interface DeliveryIdentifier {
+  type: 'CHANNEL_SPECIFIC_OPAQUE_ID';
+  value: string;
+}
+
+/** HubSpot's `ChannelIntegrationMessageEgg`, the fields chatlog sends. */
+export interface PublishedMessage {
+  channelAccountId: string;
+  messageDirection: 'INCOMING' | 'OUTGOING';
+  senders: Array<{ deliveryIdentifier: DeliveryIdentifier; name?: string }>;
+  recipients: Array<{ deliveryIdentifier: DeliveryIdentifier; name?: string }>;
+  text: string;
+  timestamp: string;
+  attachments: [];
+  integrationThreadId: string;
+  integrationIdempotencyId: string;
+  associateWithContactId?: number;
+}
+
+export function publishMessage(
+  apiBaseUrl: string,
+  accessToken: string,
+  channelId: string,
+  message: PublishedMessage,
+): Promise<HubspotAnswer<{ id: string }>> {
+  return call(
+    `${base(apiBaseUrl)}/conversations/custom-channels/${CUSTOM_CHANNELS_VERSION}/${encodeURIComponent(channelId)}/messages`,
+    {
+      method: 'POST',
+      headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify(message),
+    },
+    (body) => {
+      const id = (body as { id?: unknown } | undefined)?.id;
+      return typeof id === 'string' || typeof id === 'number' ? { id: String(id) } : undefined;
+    },
+  );
+}
+
+export interface OAuthTokens {
+  accessToken: string;
+  refreshToken: string;
+  /** Seconds the access token lasts. */
+  expiresIn: number;
+}
+
+function readTokens(body: unknown): OAuthTokens | undefined {
+  const b = (body ?? {}) as { access_token?: unknown; refresh_token?: unknown; expires_in?: unknown };
+  if (typeof b.access_token !== 'string' || typeof b.refresh_token !== 'string') return undefined;
+  const expiresIn = Number(b.expires_in);
+  if (!Number.isFinite(expiresIn) || expiresIn <= 0) return undefined;
+  return { accessToken: b.access_token, refreshToken: b.refresh_token, expiresIn };
+}
+
+/** The OAuth client: the app's id and secret (CHATLOG_HUBSPOT_CLIENT_ID, _CLIENT_SECRET). */
+export interface OAuthClient {
+  clientId: string;
+  clientSecret: string;
+}
+
+/** New tokens for a refresh token (HubSpot's token endpoint, form-encoded). */
+export function refreshTokens(
+  apiBaseUrl: string,
+  client: OAuthClient,
+  refreshToken: string,
+): Promise<HubspotAnswer<OAuthTokens>> {
+  return call(
+    `${base(apiBaseUrl)}/oauth/${OAUTH_VERSION}/token`,
+    {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'refresh_token',
+        client_id: client.clientId,
+        client_secret: client.clientSecret,
+        refresh_token: refreshToken,
+      }).toString(),
+    },
+    readTokens,
+  );
+}

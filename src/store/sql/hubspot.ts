@@ -1,0 +1,194 @@
+/**
+ * The HubSpot inbox's durable state (CONTRACT §18), for both engines: the custom channel's id, and
+ * each hub's connection to an inbox with its place in the hub's feed.
+ *
+ * A connection follows its hub's change log (changes.ts) as an outgoing webhook endpoint does:
+ * `published_through` is the seq up to which the hub's messages were published, set at the feed's
+ * end when the hub connects. One node at a time publishes a hub (`leased_until`, taken in one
+ * conditional UPDATE, so two nodes never both take it), in feed order, and moves the mark after
+ * each message HubSpot took: a crash in between publishes that one message again.
+ */
+import type { HubspotConnection, HubspotPort, LeasedHubspotConnection } from '../store.js';
+import { feedPosition } from './changes.js';
+import type { Engine } from './engine.js';
+import type { Sql, Transaction } from './executor.js';
+
+interface ConnectionRow {
+  hub_id: string;
+  portal_id: string;
+  access_token_encrypted: Buffer;
+  refresh_token_encrypted: Buffer;
+  token_expires_at: number;
+  inbox_id: string;
+  inbox_name: string;
+  channel_account_id: string;
+  connected_at: number;
+  disconnected_at: number | null;
+  published_through: number;
+  published: number;
+  attempts: number;
+  next_attempt_at: number;
+  last_error: string | null;
+  last_error_at: number | null;
+}
+
+const COLUMNS = `hub_id, portal_id, access_token_encrypted, refresh_token_encrypted, token_expires_at, inbox_id,
+  inbox_name, channel_account_id, connected_at, disconnected_at, published_through, published, attempts,
+  next_attempt_at, last_error, last_error_at`;
+
+function toConnection(row: ConnectionRow): HubspotConnection {
+  return {
+    hubId: row.hub_id,
+    portalId: row.portal_id,
+    accessTokenEncrypted: Buffer.from(row.access_token_encrypted),
+    refreshTokenEncrypted: Buffer.from(row.refresh_token_encrypted),
+    tokenExpiresAt: Number(row.token_expires_at),
+    inboxId: row.inbox_id,
+    inboxName: row.inbox_name,
+    channelAccountId: row.channel_account_id,
+    connectedAt: Number(row.connected_at),
+    disconnectedAt: row.disconnected_at === null ? null : Number(row.disconnected_at),
+    publishedThrough: Number(row.published_through),
+    published: Number(row.published),
+    attempts: row.attempts,
+    nextAttemptAt: Number(row.next_attempt_at),
+    lastError: row.last_error,
+    lastErrorAt: row.last_error_at === null ? null : Number(row.last_error_at),
+  };
+}
+
+async function getConnection(sql: Sql, hubId: string): Promise<HubspotConnection | undefined> {
+  const row = await sql.get<ConnectionRow>(`SELECT ${COLUMNS} FROM hubspot_connections WHERE hub_id = ?`, [
+    hubId,
+  ]);
+  return row && toConnection(row);
+}
+
+async function connect(
+  tx: Transaction,
+  c: Parameters<HubspotPort['connect']>[0],
+): Promise<HubspotConnection> {
+  // From the feed's end as this transaction sees it: the hub is locked (FeedClock), so every
+  // message committed after this read has a later seq.
+  const position = await feedPosition(tx, c.hubId);
+  if (!position) throw new Error(`hub ${c.hubId} does not exist`);
+  await tx.run('DELETE FROM hubspot_connections WHERE hub_id = ?', [c.hubId]);
+  await tx.run(
+    `INSERT INTO hubspot_connections (hub_id, portal_id, access_token_encrypted, refresh_token_encrypted,
+       token_expires_at, inbox_id, inbox_name, channel_account_id, connected_at, published_through)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    [
+      c.hubId,
+      c.portalId,
+      c.accessTokenEncrypted,
+      c.refreshTokenEncrypted,
+      c.tokenExpiresAt,
+      c.inboxId,
+      c.inboxName,
+      c.channelAccountId,
+      c.connectedAt,
+      position.lastSeq,
+    ],
+  );
+  const connection = await getConnection(tx, c.hubId);
+  if (!connection) throw new Error('the connection was not stored');
+  return connection;
+}
+
+async function lease(
+  tx: Transaction,
+  now: number,
+  leasedUntil: number,
+  max: number,
+): Promise<LeasedHubspotConnection[]> {
+  const rows = await tx.all<ConnectionRow>(
+    `UPDATE hubspot_connections SET leased_until = ?
+     WHERE hub_id IN (
+       SELECT c.hub_id FROM hubspot_connections AS c JOIN hubs AS h ON h.id = c.hub_id
+       WHERE c.disconnected_at IS NULL AND c.leased_until <= ? AND c.next_attempt_at <= ?
+         AND c.published_through < h.last_seq
+       ORDER BY c.next_attempt_at LIMIT ?)
+     AND leased_until <= ? AND disconnected_at IS NULL
+     RETURNING ${COLUMNS}`,
+    [leasedUntil, now, now, max, now],
+  );
+  return rows.map((row) => ({ ...toConnection(row), leasedUntil }));
+}
+
+export function hubspotPort(engine: Engine): HubspotPort {
+  return engine.port(
+    'hubspot',
+    {
+      channelId: async () =>
+        (
+          await engine.reads.get<{ value: string }>(
+            "SELECT value FROM hubspot_settings WHERE name = 'channel_id'",
+          )
+        )?.value,
+      setChannelId: (id) =>
+        engine.write(async (tx) => {
+          await tx.run("DELETE FROM hubspot_settings WHERE name = 'channel_id'");
+          await tx.run("INSERT INTO hubspot_settings (name, value) VALUES ('channel_id', ?)", [id]);
+        }),
+      connect: (connection) => engine.writeChanges([connection.hubId], (tx) => connect(tx, connection)),
+      get: (hubId) => getConnection(engine.reads, hubId),
+      disconnect: (hubId, now) =>
+        engine.write(
+          async (tx) =>
+            (await tx.run(
+              'UPDATE hubspot_connections SET disconnected_at = ? WHERE hub_id = ? AND disconnected_at IS NULL',
+              [now, hubId],
+            )) > 0,
+        ),
+      setTokens: (hubId, tokens) =>
+        engine.write(async (tx) => {
+          await tx.run(
+            `UPDATE hubspot_connections SET access_token_encrypted = ?, refresh_token_encrypted = ?,
+               token_expires_at = ? WHERE hub_id = ?`,
+            [tokens.accessTokenEncrypted, tokens.refreshTokenEncrypted, tokens.tokenExpiresAt, hubId],
+          );
+        }),
+      lease: (now, leasedUntil, max) => engine.write((tx) => lease(tx, now, leasedUntil, max)),
+      advance: ({ hubId, leasedUntil, renewedUntil, seq, messages, skipped }) =>
+        engine.write(
+          async (tx) =>
+            (await tx.run(
+              `UPDATE hubspot_connections SET published_through = ?, published = published + ?, attempts = 0,
+                 leased_until = ?, last_error = ${skipped ? '?' : 'last_error'},
+                 last_error_at = ${skipped ? '?' : 'last_error_at'}
+               WHERE hub_id = ? AND leased_until = ? AND published_through <= ?`,
+              [
+                seq,
+                messages,
+                renewedUntil,
+                ...(skipped ? [skipped.error, skipped.at] : []),
+                hubId,
+                leasedUntil,
+                seq,
+              ],
+            )) > 0,
+        ),
+      release: (hubId, leasedUntil, failure) =>
+        engine.write(async (tx) => {
+          await tx.run(
+            failure
+              ? `UPDATE hubspot_connections SET leased_until = 0, attempts = ?, next_attempt_at = ?, last_error = ?,
+                   last_error_at = ? WHERE hub_id = ? AND leased_until = ?`
+              : 'UPDATE hubspot_connections SET leased_until = 0 WHERE hub_id = ? AND leased_until = ?',
+            failure
+              ? [failure.attempts, failure.nextAttemptAt, failure.error, failure.at, hubId, leasedUntil]
+              : [hubId, leasedUntil],
+          );
+        }),
+      waiting: async (hubId) =>
+        (
+          await engine.reads.get<{ n: number }>(
+            `SELECT COUNT(*) AS n FROM messages WHERE hub_id = ? AND seq > (
+               SELECT published_through FROM hubspot_connections WHERE hub_id = ? AND disconnected_at IS NULL)`,
+            [hubId, hubId],
+          )
+        )?.n ?? 0,
+    },
+    ['setChannelId', 'connect', 'disconnect', 'setTokens', 'lease', 'advance', 'release'],
+  );
+}
