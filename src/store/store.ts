@@ -6,6 +6,7 @@
  * given the ports it uses (`Pick<Store, 'keys' | 'hubs'>`), not the whole store. The types they take
  * and give are in types.ts, re-exported here.
  */
+import type { HubspotPort } from './ports/hubspot.js';
 import type {
   AccountRecord,
   AnswerCount,
@@ -30,14 +31,12 @@ import type {
   FeedPosition,
   Hub,
   HubSettings,
-  HubspotConnection,
   ImportMessage,
   ImportOutcome,
   IngestOperation,
   IngestOutcome,
   LeasedDelivery,
   LeasedDownload,
-  LeasedHubspotConnection,
   LeasedSend,
   MessageQuery,
   MessageRow,
@@ -54,6 +53,7 @@ import type {
   WebhookEndpoint,
 } from './types.js';
 
+export type { HubspotPort } from './ports/hubspot.js';
 export type * from './types.js';
 
 /**
@@ -315,66 +315,6 @@ export interface WebhooksPort {
   nextDue(endpointId: string): Promise<number | undefined>;
   /** The endpoint's deliveries of the newest changes, newest first. */
   recent(endpointId: string, limit: number): Promise<DeliveryRecord[]>;
-}
-
-/** The HubSpot inbox (CONTRACT §18): the custom channel, each hub's connection and its publishing. */
-export interface HubspotPort {
-  /** The custom channel's id, once `chatlog hubspot channel register` made it. */
-  channelId(): Promise<string | undefined>;
-  setChannelId(id: string): Promise<void>;
-  /**
-   * Connects the hub (again): messages stored from now on are published; a hub connected before
-   * starts again from now, its counts and error cleared.
-   */
-  connect(
-    connection: Pick<
-      HubspotConnection,
-      | 'hubId'
-      | 'portalId'
-      | 'accessTokenEncrypted'
-      | 'refreshTokenEncrypted'
-      | 'tokenExpiresAt'
-      | 'inboxId'
-      | 'inboxName'
-      | 'channelAccountId'
-      | 'connectedAt'
-    >,
-  ): Promise<HubspotConnection>;
-  get(hubId: string): Promise<HubspotConnection | undefined>;
-  /** Stops publishing the hub; false when it was not connected. */
-  disconnect(hubId: string, now: number): Promise<boolean>;
-  /** New tokens after a refresh (kept whatever the lease: a token is the hub's, not the lease's). */
-  setTokens(
-    hubId: string,
-    tokens: Pick<HubspotConnection, 'accessTokenEncrypted' | 'refreshTokenEncrypted' | 'tokenExpiresAt'>,
-  ): Promise<void>;
-  /**
-   * Up to `max` connected hubs with messages to publish and due, none held by another lease, for
-   * this node until `leasedUntil`.
-   */
-  lease(now: number, leasedUntil: number, max: number): Promise<LeasedHubspotConnection[]>;
-  /**
-   * The hub's feed went out up to `seq`, `messages` of it published: the mark moved, the attempts
-   * in a row cleared (the last error stays, with its time), and the lease renewed until
-   * `renewedUntil`. False when the lease had passed (another node may hold the hub now).
-   */
-  advance(mark: {
-    hubId: string;
-    leasedUntil: number;
-    renewedUntil: number;
-    seq: number;
-    messages: number;
-    /** A message HubSpot refused for good (400) and that was passed over: said, not cleared. */
-    skipped?: { error: string; at: number } | undefined;
-  }): Promise<boolean>;
-  /** Lets go of the hub, with why the last attempt did not go and when to try again, if it did not. */
-  release(
-    hubId: string,
-    leasedUntil: number,
-    failure?: { attempts: number; nextAttemptAt: number; error: string; at: number },
-  ): Promise<void>;
-  /** Messages stored after the mark: those still to publish. */
-  waiting(hubId: string): Promise<number>;
 }
 
 /** The audit log (CONTRACT §13). */
