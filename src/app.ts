@@ -336,6 +336,7 @@ export function buildApp(deps: AppDeps): App {
   registerSendRoutes(app, { sends, authorize: messagesDeps.authorize, methods });
   registerHubspotRoutes(app, {
     store: deps.store,
+    sends,
     clientSecret: deps.hubspotClientSecret,
     publicUrl: deps.publicUrl,
     methods,

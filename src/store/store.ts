@@ -217,7 +217,12 @@ export interface SendsPort {
    * used within `idempotencyWindowMs`, the send made then instead, and nothing new (`created` false).
    */
   create(
-    send: Omit<Send, 'state' | 'attempts' | 'nextAttemptAt' | 'lastError' | 'messageIds'>,
+    send: Omit<
+      Send,
+      'state' | 'attempts' | 'nextAttemptAt' | 'lastError' | 'messageIds' | 'hubspotMessageId'
+    > & {
+      hubspotMessageId?: string | null;
+    },
     idempotencyWindowMs: number,
   ): Promise<{ send: Send; created: boolean }>;
   get(hubId: string, id: string): Promise<Send | undefined>;

@@ -504,6 +504,8 @@ export interface Send {
   /** `X-Line-Retry-Key` of every attempt: chosen once. */
   retryKey: string;
   idempotencyKey: string | null;
+  /** The HubSpot message an agent wrote, when the send came from HubSpot's inbox (§18). */
+  hubspotMessageId: string | null;
   state: SendState;
   attempts: number;
   nextAttemptAt: number;

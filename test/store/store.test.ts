@@ -170,17 +170,24 @@ test('an upgrade from a store whose search index holds the tokens before migrati
   assert.deepEqual(await found(t.store, '予約'), ['予約をお願いします']);
   await t.store.search.indexQueued();
   // The store as version 15 left it: each message's index row held `u`/`b` and 6 hex digits a
-  // code point, which no query of today's asks for (and no queue of messages to index, no sends).
+  // code point, which no query of today's asks for (and no queue of messages to index, no sends, no
+  // HubSpot inbox).
   await onDatabase(
     t.env.DATABASE_URL
       ? `UPDATE message_search SET tokens = 'u00004e b00004e000041'::tsvector;
          DROP TABLE sends;
+         DROP TABLE hubspot_oauth_states;
+         DROP TABLE hubspot_connections;
+         DROP TABLE hubspot_settings;
          DELETE FROM schema_migrations WHERE version >= 16;`
       : `INSERT INTO message_search (message_search) VALUES ('delete-all');
          INSERT INTO message_search (rowid, tokens) SELECT id, 'u00004e b00004e000041' FROM messages;
          DROP TRIGGER search_pending_leaves;
          DROP TABLE search_pending;
          DROP TABLE sends;
+         DROP TABLE hubspot_oauth_states;
+         DROP TABLE hubspot_connections;
+         DROP TABLE hubspot_settings;
          DELETE FROM schema_migrations WHERE version >= 16;`,
   );
   const upgraded = reopenTestStore(t);

@@ -161,3 +161,141 @@ export function refreshTokens(
     readTokens,
   );
 }
+
+/** Sets the status of a message an agent wrote (its send to LINE ended): SENT, or FAILED with why. */
+export function setMessageStatus(
+  apiBaseUrl: string,
+  accessToken: string,
+  channelId: string,
+  messageId: string,
+  status: { statusType: 'SENT' } | { statusType: 'FAILED'; errorMessage: string },
+): Promise<HubspotAnswer<true>> {
+  return call(
+    `${base(apiBaseUrl)}/conversations/custom-channels/${CUSTOM_CHANNELS_VERSION}/${encodeURIComponent(channelId)}/messages/${encodeURIComponent(messageId)}`,
+    {
+      method: 'PATCH',
+      headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify(status),
+    },
+    () => true,
+  );
+}
+
+/** Tokens for the code HubSpot's authorize page gave back (the `Connect HubSpot` step). */
+export function exchangeCode(
+  apiBaseUrl: string,
+  client: OAuthClient,
+  code: string,
+  redirectUri: string,
+): Promise<HubspotAnswer<OAuthTokens>> {
+  return call(
+    `${base(apiBaseUrl)}/oauth/${OAUTH_VERSION}/token`,
+    {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        client_id: client.clientId,
+        client_secret: client.clientSecret,
+        redirect_uri: redirectUri,
+        code,
+      }).toString(),
+    },
+    readTokens,
+  );
+}
+
+/** The HubSpot account (portal) an access token is for (HubSpot's access-token metadata). */
+export function portalOf(
+  apiBaseUrl: string,
+  accessToken: string,
+): Promise<HubspotAnswer<{ portalId: string }>> {
+  return call(
+    `${base(apiBaseUrl)}/oauth/v1/access-tokens/${encodeURIComponent(accessToken)}`,
+    { method: 'GET' },
+    (body) => {
+      const hubId = (body as { hub_id?: unknown } | undefined)?.hub_id;
+      return typeof hubId === 'number' || typeof hubId === 'string' ? { portalId: String(hubId) } : undefined;
+    },
+  );
+}
+
+export interface Inbox {
+  id: string;
+  name: string;
+  type: string;
+}
+
+/** The portal's inboxes and help desks, not archived (every page). */
+export async function listInboxes(apiBaseUrl: string, accessToken: string): Promise<HubspotAnswer<Inbox[]>> {
+  const inboxes: Inbox[] = [];
+  let after: string | undefined;
+  for (let page = 0; page < 50; page++) {
+    const query = new URLSearchParams({ limit: '100', archived: 'false', ...(after && { after }) });
+    const answer = await call(
+      `${base(apiBaseUrl)}/conversations/conversations/${CUSTOM_CHANNELS_VERSION}/inboxes?${query}`,
+      { method: 'GET', headers: { authorization: `Bearer ${accessToken}` } },
+      (body) => {
+        const b = body as { results?: unknown; paging?: { next?: { after?: unknown } } } | undefined;
+        if (!Array.isArray(b?.results)) return undefined;
+        const results = b.results.flatMap(
+          (r: { id?: unknown; name?: unknown; type?: unknown; archived?: unknown }) =>
+            (typeof r?.id === 'string' || typeof r?.id === 'number') &&
+            typeof r.name === 'string' &&
+            r.archived !== true
+              ? [{ id: String(r.id), name: r.name, type: typeof r.type === 'string' ? r.type : 'INBOX' }]
+              : [],
+        );
+        const next = b.paging?.next?.after;
+        return { results, next: typeof next === 'string' && next !== '' ? next : undefined };
+      },
+    );
+    if (answer.kind !== 'ok') return answer;
+    inboxes.push(...answer.value.results);
+    after = answer.value.next;
+    if (after === undefined) break;
+  }
+  return { kind: 'ok', value: inboxes };
+}
+
+const channelPath = (apiBaseUrl: string, channelId: string) =>
+  `${base(apiBaseUrl)}/conversations/custom-channels/${CUSTOM_CHANNELS_VERSION}/${encodeURIComponent(channelId)}`;
+
+/** A channel account of chatlog's channel in the inbox: the hub's place in HubSpot. */
+export function createChannelAccount(
+  apiBaseUrl: string,
+  accessToken: string,
+  channelId: string,
+  account: { inboxId: string; name: string; deliveryIdentifier: DeliveryIdentifier },
+): Promise<HubspotAnswer<{ id: string }>> {
+  return call(
+    `${channelPath(apiBaseUrl, channelId)}/channel-accounts`,
+    {
+      method: 'POST',
+      headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ ...account, authorized: true }),
+    },
+    (body) => {
+      const id = (body as { id?: unknown } | undefined)?.id;
+      return typeof id === 'string' || typeof id === 'number' ? { id: String(id) } : undefined;
+    },
+  );
+}
+
+/** `authorized: false` disables the channel account (HubSpot has no way to delete one). */
+export function disableChannelAccount(
+  apiBaseUrl: string,
+  accessToken: string,
+  channelId: string,
+  channelAccountId: string,
+): Promise<HubspotAnswer<true>> {
+  return call(
+    `${channelPath(apiBaseUrl, channelId)}/channel-accounts/${encodeURIComponent(channelAccountId)}`,
+    {
+      method: 'PATCH',
+      headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ authorized: false }),
+    },
+    () => true,
+  );
+}

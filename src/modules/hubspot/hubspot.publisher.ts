@@ -23,6 +23,7 @@ import {
   type PublishedMessage,
   publishMessage,
   refreshTokens,
+  setMessageStatus,
 } from './hubspot.api.js';
 
 /** A token with less than this left is refreshed before the next call. */
@@ -166,6 +167,32 @@ export class HubspotPublisher {
     }
   }
 
+  private repliesIn(hubId: string, page: readonly Change[]): Promise<Set<string>> {
+    return repliesAmong(this.options.store, hubId, page);
+  }
+
+  /**
+   * HubSpot told how each agent's reply of the hub ended (§18): SENT, or FAILED with LINE's words.
+   * A reply HubSpot no longer knows (another 4xx) is told no more; 429, 5xx: the hub waits.
+   */
+  private async reportReplies(hubId: string, channelId: string, tokens: Tokens): Promise<Stop | undefined> {
+    const { store } = this.options;
+    for (const reply of await store.hubspot.unreported(hubId, PAGE)) {
+      const status =
+        reply.state === 'sent'
+          ? ({ statusType: 'SENT' } as const)
+          : ({ statusType: 'FAILED', errorMessage: reply.lastError ?? 'LINE refused it' } as const);
+      const answer = await tokens.call((token) =>
+        setMessageStatus(this.options.apiBaseUrl, token, channelId, reply.hubspotMessageId, status),
+      );
+      if (answer.kind === 'retry' || answer.kind === 'unauthorized') return { error: answer.reason };
+      if (answer.kind === 'refused')
+        this.options.log.warn({ hubId, send: reply.sendId }, `HubSpot's status of a reply: ${answer.reason}`);
+      await store.hubspot.reported(reply.sendId);
+    }
+    return undefined;
+  }
+
   /** The hub's messages after its mark, in order, until its feed's end or the lease's. */
   private async publishHub(connection: LeasedHubspotConnection): Promise<void> {
     const { store } = this.options;
@@ -185,13 +212,16 @@ export class HubspotPublisher {
       channelId === undefined
         ? { error: 'chatlog has no HubSpot custom channel yet: run `chatlog hubspot channel register`' }
         : undefined;
+    if (!stop && channelId !== undefined) stop = await this.reportReplies(hubId, channelId, tokens);
     outer: while (!stop && !this.stopped && this.clock() < leasedUntil - LEASE_MARGIN_MS) {
       const page = await store.changes.page(hubId, mark, PAGE);
       if (page.length === 0) break;
+      const replies = await this.repliesIn(hubId, page);
       let passed = mark;
       for (const change of page) {
         if (this.stopped || this.clock() >= leasedUntil - LEASE_MARGIN_MS) break outer;
-        if (change.type !== 'message.created') {
+        // An agent's reply came from HubSpot: it is there already.
+        if (change.type !== 'message.created' || replies.has(change.id)) {
           passed = change.seq;
           continue;
         }
@@ -236,6 +266,21 @@ export class HubspotPublisher {
       at: now,
     });
   }
+}
+
+/** Ids of the agents' replies (sent from HubSpot) among a page's messages from the account. */
+async function repliesAmong(
+  store: Pick<Store, 'hubspot'>,
+  hubId: string,
+  page: readonly Change[],
+): Promise<Set<string>> {
+  let since = Number.POSITIVE_INFINITY;
+  for (const change of page) {
+    if (change.type === 'message.created' && change.message.sender === 'You')
+      since = Math.min(since, change.message.createdAt);
+  }
+  // A reply's messages are stored with the time its send ended (the send's own last change).
+  return since === Number.POSITIVE_INFINITY ? new Set() : store.hubspot.replies(hubId, since - 1_000);
 }
 
 /**

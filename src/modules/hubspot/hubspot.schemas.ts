@@ -84,3 +84,74 @@ export const hubspotWebhookRouteSchema = {
     ...beforeAnyRouteResponses,
   },
 } as const satisfies FastifySchema;
+
+export const hubspotChannelWebhookRouteSchema = {
+  operationId: 'receiveHubspotChannelMessage',
+  summary: "HubSpot's custom-channel webhook: an agent's reply in the inbox is sent to the LINE friend",
+  description:
+    'Signed as POST /webhooks/hubspot is (signature v3 under CHATLOG_HUBSPOT_CLIENT_SECRET). HubSpot does ' +
+    'not document the payload; chatlog relies on what HubSpot sends: an object (or a list of them) with ' +
+    '`type` OUTGOING_CHANNEL_MESSAGE_CREATED, `portalId`, `channelIntegrationThreadIds` and `message` ' +
+    '(`id`, `channelAccountId`, `text`, `recipients[].deliveryIdentifier`, `client.clientType`). Each such ' +
+    "reply of a connected hub becomes one send to the friend (CONTRACT §16; HubSpot's message id is its " +
+    'idempotency key, so a webhook delivered again sends nothing more), stored as You and not published ' +
+    "back; HubSpot's message gets the status SENT or FAILED with LINE's reason. Other events, messages " +
+    'chatlog published itself, and channel accounts chatlog does not hold are acknowledged and ignored.',
+  tags: ['webhook'],
+  headers: hubspotWebhookRouteSchema.headers,
+  body: {
+    description: 'One event, or a list of them.',
+    oneOf: [
+      { type: 'object', additionalProperties: true },
+      { type: 'array', items: { type: 'object', additionalProperties: true } },
+    ],
+    examples: [
+      {
+        type: 'OUTGOING_CHANNEL_MESSAGE_CREATED',
+        portalId: '6662225',
+        channelId: '4180392',
+        channelIntegrationThreadIds: ['U4af4980629aaaaaaaaaaaaaaaaaaaaaa'],
+        message: {
+          id: 'a3f1c5',
+          type: 'MESSAGE',
+          direction: 'OUTGOING',
+          channelAccountId: '52001',
+          text: 'ご予約ありがとうございます',
+          recipients: [
+            {
+              deliveryIdentifier: {
+                type: 'CHANNEL_SPECIFIC_OPAQUE_ID',
+                value: 'U4af4980629aaaaaaaaaaaaaaaaaaaaaa',
+              },
+            },
+          ],
+          client: { clientType: 'HUBSPOT' },
+        },
+      },
+    ],
+  },
+  response: {
+    200: {
+      description: 'Each reply queued as a send (or found queued already), the rest ignored.',
+      type: 'object',
+      required: ['sends', 'ignored'],
+      properties: {
+        sends: {
+          type: 'array',
+          items: { type: 'string', description: 'The send id (GET /api/line/{hubId}/sends/{id}).' },
+        },
+        ignored: { type: 'integer', minimum: 0 },
+      },
+    },
+    400: errorResponse('A correctly signed body that is not HubSpot webhook events.', ['invalid_body']),
+    401: errorResponse(
+      'A missing or wrong signature, an old timestamp, or no client secret on this server.',
+      ['invalid_signature'],
+    ),
+    405: methodNotAllowedResponse('POST'),
+    413: errorResponse('Bodies are limited to 1 MiB.', ['payload_too_large']),
+    500: internalErrorResponse,
+    503: unavailableResponse,
+    ...beforeAnyRouteResponses,
+  },
+} as const satisfies FastifySchema;

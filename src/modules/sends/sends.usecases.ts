@@ -124,7 +124,13 @@ export class SendService {
    * Accepts a send to a contact of `hub` (CONTRACT §16's checks after the key's, in its order: the
    * contact, the access token, the body), kept before it resolves.
    */
-  async accept(hub: Hub, lineId: string, body: unknown): Promise<{ send: SendView; created: boolean }> {
+  async accept(
+    hub: Hub,
+    lineId: string,
+    body: unknown,
+    /** The HubSpot message an agent wrote (§18): its status is set when the send ends. */
+    from?: { hubspotMessageId: string },
+  ): Promise<{ send: SendView; created: boolean }> {
     const contact = await this.deps.store.contacts.get(hub.id, lineId);
     if (!contact) throw sendErrors.contactNotFound(lineId);
     if (!hub.lineChannelAccessTokenEncrypted) throw sendErrors.noAccessToken();
@@ -137,6 +143,7 @@ export class SendService {
         messages: request.messages,
         retryKey: randomUUID(),
         idempotencyKey: request.idempotencyKey,
+        hubspotMessageId: from?.hubspotMessageId ?? null,
         createdAt: this.deps.clock(),
       },
       IDEMPOTENCY_WINDOW_MS,

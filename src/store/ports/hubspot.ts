@@ -1,6 +1,21 @@
 /** The HubSpot inbox's port of the store (CONTRACT §18), re-exported by store.ts (ARCHITECTURE: a port per feature, store/ports/<feature>.ts). */
 import type { HubspotConnection, LeasedHubspotConnection } from '../types.js';
 
+/** Tokens of a finished authorization, waiting for the owner's choice of inbox. */
+export type HeldTokens = Pick<
+  HubspotConnection,
+  'portalId' | 'accessTokenEncrypted' | 'refreshTokenEncrypted' | 'tokenExpiresAt'
+>;
+
+/** An agent's reply that ended, its status not yet set in HubSpot. */
+export interface UnreportedReply {
+  sendId: string;
+  hubspotMessageId: string;
+  state: 'sent' | 'failed';
+  /** LINE's words when it failed. */
+  lastError: string | null;
+}
+
 /** The HubSpot inbox (CONTRACT §18): the custom channel, each hub's connection and its publishing. */
 export interface HubspotPort {
   /** The custom channel's id, once `chatlog hubspot channel register` made it. */
@@ -57,6 +72,38 @@ export interface HubspotPort {
     leasedUntil: number,
     failure?: { attempts: number; nextAttemptAt: number; error: string; at: number },
   ): Promise<void>;
+  /** The hub whose channel account this is (an agent's reply names it), connected or not. */
+  byChannelAccount(channelAccountId: string): Promise<HubspotConnection | undefined>;
+  /** LINE ids of the messages sent for agents' replies (§18) that ended at or after `since`. */
+  replies(hubId: string, since: number): Promise<Set<string>>;
+  /** Agents' replies of the hub that ended (sent or failed) and whose status HubSpot was not told. */
+  unreported(hubId: string, max: number): Promise<UnreportedReply[]>;
+  /** HubSpot was told of the reply's status. */
+  reported(sendId: string): Promise<void>;
+  /** Keeps the state of an owner's way to HubSpot's authorize page (its hash: one use, until `expiresAt`). */
+  beginAuthorization(state: {
+    stateHash: string;
+    hubId: string;
+    accountId: number;
+    expiresAt: number;
+    /** Expired states are forgotten meanwhile. */
+    now: number;
+  }): Promise<void>;
+  /**
+   * Uses the state once, for the account that began it, before it expires: its hub, or undefined
+   * (unknown, used already, another account's, expired).
+   */
+  useAuthorization(stateHash: string, accountId: number, now: number): Promise<{ hubId: string } | undefined>;
+  /** The tokens of a used state, kept until the owner picks an inbox. */
+  holdTokens(stateHash: string, tokens: HeldTokens): Promise<void>;
+  /** The tokens a used state holds, for the account that began it, and its hub; undefined when none. */
+  heldTokens(
+    stateHash: string,
+    accountId: number,
+    now: number,
+  ): Promise<(HeldTokens & { hubId: string }) | undefined>;
+  /** Forgets a state (connected, or given up) and every expired one. */
+  endAuthorization(stateHash: string, now: number): Promise<void>;
   /** Messages stored after the mark: those still to publish. */
   waiting(hubId: string): Promise<number>;
 }

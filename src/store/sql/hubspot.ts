@@ -106,7 +106,9 @@ async function lease(
      WHERE hub_id IN (
        SELECT c.hub_id FROM hubspot_connections AS c JOIN hubs AS h ON h.id = c.hub_id
        WHERE c.disconnected_at IS NULL AND c.leased_until <= ? AND c.next_attempt_at <= ?
-         AND c.published_through < h.last_seq
+         AND (c.published_through < h.last_seq OR EXISTS (
+           SELECT 1 FROM sends AS s WHERE s.hub_id = c.hub_id AND s.hubspot_message_id IS NOT NULL
+             AND s.hubspot_reported = 0 AND s.state <> 'pending'))
        ORDER BY c.next_attempt_at LIMIT ?)
      AND leased_until <= ? AND disconnected_at IS NULL
      RETURNING ${COLUMNS}`,
@@ -180,6 +182,103 @@ export function hubspotPort(engine: Engine): HubspotPort {
               : [hubId, leasedUntil],
           );
         }),
+      byChannelAccount: async (channelAccountId) => {
+        const row = await engine.reads.get<ConnectionRow>(
+          `SELECT ${COLUMNS} FROM hubspot_connections WHERE channel_account_id = ?`,
+          [channelAccountId],
+        );
+        return row && toConnection(row);
+      },
+      replies: async (hubId, since) => {
+        const rows = await engine.reads.all<{ message_ids: string }>(
+          `SELECT message_ids FROM sends WHERE hub_id = ? AND hubspot_message_id IS NOT NULL AND updated_at >= ?
+             AND state = 'sent'`,
+          [hubId, since],
+        );
+        return new Set(rows.flatMap((row) => JSON.parse(row.message_ids) as string[]));
+      },
+      unreported: async (hubId, max) =>
+        (
+          await engine.reads.all<{
+            id: string;
+            hubspot_message_id: string;
+            state: string;
+            last_error: string | null;
+          }>(
+            `SELECT id, hubspot_message_id, state, last_error FROM sends
+             WHERE hub_id = ? AND hubspot_message_id IS NOT NULL AND hubspot_reported = 0 AND state <> 'pending'
+             ORDER BY updated_at LIMIT ?`,
+            [hubId, max],
+          )
+        ).map((row) => ({
+          sendId: row.id,
+          hubspotMessageId: row.hubspot_message_id,
+          state: row.state === 'sent' ? 'sent' : 'failed',
+          lastError: row.last_error,
+        })),
+      reported: (sendId) =>
+        engine.write(async (tx) => {
+          await tx.run('UPDATE sends SET hubspot_reported = 1 WHERE id = ?', [sendId]);
+        }),
+      beginAuthorization: (state) =>
+        engine.write(async (tx) => {
+          await tx.run('DELETE FROM hubspot_oauth_states WHERE expires_at <= ?', [state.now]);
+          await tx.run(
+            'INSERT INTO hubspot_oauth_states (state_hash, hub_id, account_id, expires_at) VALUES (?, ?, ?, ?)',
+            [state.stateHash, state.hubId, state.accountId, state.expiresAt],
+          );
+        }),
+      useAuthorization: (stateHash, accountId, now) =>
+        engine.write(async (tx) => {
+          const row = await tx.get<{ hub_id: string }>(
+            `UPDATE hubspot_oauth_states SET used = 1
+             WHERE state_hash = ? AND account_id = ? AND used = 0 AND expires_at > ? RETURNING hub_id`,
+            [stateHash, accountId, now],
+          );
+          return row && { hubId: row.hub_id };
+        }),
+      holdTokens: (stateHash, tokens) =>
+        engine.write(async (tx) => {
+          await tx.run(
+            `UPDATE hubspot_oauth_states SET portal_id = ?, access_token_encrypted = ?, refresh_token_encrypted = ?,
+               token_expires_at = ? WHERE state_hash = ? AND used = 1`,
+            [
+              tokens.portalId,
+              tokens.accessTokenEncrypted,
+              tokens.refreshTokenEncrypted,
+              tokens.tokenExpiresAt,
+              stateHash,
+            ],
+          );
+        }),
+      heldTokens: async (stateHash, accountId, now) => {
+        const row = await engine.reads.get<{
+          hub_id: string;
+          portal_id: string | null;
+          access_token_encrypted: Buffer | null;
+          refresh_token_encrypted: Buffer | null;
+          token_expires_at: number | null;
+        }>(
+          `SELECT hub_id, portal_id, access_token_encrypted, refresh_token_encrypted, token_expires_at
+           FROM hubspot_oauth_states WHERE state_hash = ? AND account_id = ? AND used = 1 AND expires_at > ?`,
+          [stateHash, accountId, now],
+        );
+        if (!row?.portal_id || !row.access_token_encrypted || !row.refresh_token_encrypted) return undefined;
+        return {
+          hubId: row.hub_id,
+          portalId: row.portal_id,
+          accessTokenEncrypted: Buffer.from(row.access_token_encrypted),
+          refreshTokenEncrypted: Buffer.from(row.refresh_token_encrypted),
+          tokenExpiresAt: Number(row.token_expires_at),
+        };
+      },
+      endAuthorization: (stateHash, now) =>
+        engine.write(async (tx) => {
+          await tx.run('DELETE FROM hubspot_oauth_states WHERE state_hash = ? OR expires_at <= ?', [
+            stateHash,
+            now,
+          ]);
+        }),
       waiting: async (hubId) =>
         (
           await engine.reads.get<{ n: number }>(
@@ -189,6 +288,19 @@ export function hubspotPort(engine: Engine): HubspotPort {
           )
         )?.n ?? 0,
     },
-    ['setChannelId', 'connect', 'disconnect', 'setTokens', 'lease', 'advance', 'release'],
+    [
+      'setChannelId',
+      'connect',
+      'disconnect',
+      'setTokens',
+      'lease',
+      'advance',
+      'release',
+      'reported',
+      'beginAuthorization',
+      'useAuthorization',
+      'holdTokens',
+      'endAuthorization',
+    ],
   );
 }

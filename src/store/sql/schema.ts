@@ -503,7 +503,25 @@ export const MIGRATIONS: readonly Migration[] = [
         leased_until ${t.int64} NOT NULL DEFAULT 0,
         last_error TEXT,
         last_error_at ${t.int64}
-      )${t.keyedTable};`,
+      )${t.keyedTable};
+      -- An owner on HubSpot's authorize page: the state given there (as its hash), for one use and
+      -- ten minutes; after the code's exchange, the tokens wait here while the owner picks an inbox.
+      CREATE TABLE hubspot_oauth_states (
+        state_hash TEXT PRIMARY KEY,
+        hub_id TEXT NOT NULL REFERENCES hubs(id),
+        account_id ${t.int64} NOT NULL,
+        expires_at ${t.int64} NOT NULL,
+        used INTEGER NOT NULL DEFAULT 0,
+        portal_id TEXT,
+        access_token_encrypted ${t.bytes},
+        refresh_token_encrypted ${t.bytes},
+        token_expires_at ${t.int64}
+      )${t.keyedTable};
+      -- A send an agent wrote in HubSpot: its HubSpot message, whose status is set once the send
+      -- ends (hubspot_reported), and whose stored messages are not published back.
+      ALTER TABLE sends ADD COLUMN hubspot_message_id TEXT;
+      ALTER TABLE sends ADD COLUMN hubspot_reported INTEGER NOT NULL DEFAULT 0;
+      CREATE INDEX sends_from_hubspot ON sends(hub_id, updated_at) WHERE hubspot_message_id IS NOT NULL;`,
   },
 ];
 

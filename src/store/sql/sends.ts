@@ -35,11 +35,12 @@ interface SendRow {
   leased_until: number;
   last_error: string | null;
   message_ids: string | null;
+  hubspot_message_id: string | null;
   created_at: number;
 }
 
 const COLUMNS = `id, hub_id, line_id, messages, retry_key, idempotency_key, state, attempts, next_attempt_at,
-  leased_until, last_error, message_ids, created_at`;
+  leased_until, last_error, message_ids, hubspot_message_id, created_at`;
 
 /** Due sends looked at per lease, however long the queue. */
 const LEASE_WINDOW = 500;
@@ -52,6 +53,7 @@ function toSend(row: SendRow): Send {
     messages: JSON.parse(row.messages) as OutgoingMessage[],
     retryKey: row.retry_key,
     idempotencyKey: row.idempotency_key,
+    hubspotMessageId: row.hubspot_message_id,
     state: row.state as SendState,
     attempts: row.attempts,
     nextAttemptAt: row.next_attempt_at,
@@ -116,9 +118,9 @@ export async function createSend(
   await lockContacts(tx, lock, [send]);
   // The head of its contact's queue when no earlier send of the contact is pending.
   const row = await tx.get<SendRow>(
-    `INSERT INTO sends (id, hub_id, line_id, messages, retry_key, idempotency_key, state, attempts,
-       next_attempt_at, created_at, updated_at, head)
-     VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?,
+    `INSERT INTO sends (id, hub_id, line_id, messages, retry_key, idempotency_key, hubspot_message_id, state,
+       attempts, next_attempt_at, created_at, updated_at, head)
+     VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?,
        CASE WHEN EXISTS (SELECT 1 FROM sends WHERE hub_id = ? AND line_id = ? AND state = 'pending') THEN 0 ELSE 1 END)
      RETURNING ${COLUMNS}`,
     [
@@ -128,6 +130,7 @@ export async function createSend(
       JSON.stringify(send.messages),
       send.retryKey,
       send.idempotencyKey,
+      send.hubspotMessageId ?? null,
       send.createdAt,
       send.createdAt,
       send.createdAt,
