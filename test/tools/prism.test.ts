@@ -52,6 +52,7 @@ const ALL = [
   'searchMessages',
   'eraseContact',
   'receiveHubspotWebhook',
+  'receiveHubspotChannelMessage',
   'sendMessages',
   'getSend',
   'getReport',
@@ -72,7 +73,7 @@ unreachable(
   "Prism's own HTTP server (Node, 16 KiB of headers, as chatlog) refuses the request first",
 );
 unreachable(
-  ['recordMessages', 'linkContact', 'receiveHubspotWebhook'],
+  ['recordMessages', 'linkContact', 'receiveHubspotWebhook', 'receiveHubspotChannelMessage'],
   '400',
   'only a request the document refuses gets it (the server accepts exactly what the schemas accept, ' +
     'test/contract/openapi.test.ts): Prism refuses such a request itself (422)',
@@ -328,6 +329,8 @@ function failingStore(store: Store, error: Error): () => void {
     store.changes,
     store.webhooks,
     store.content,
+    store.sends,
+    store.hubspot,
   ] as object[]) {
     if (!part) continue;
     for (const name of Object.keys(part)) replace(part, name);
@@ -477,6 +480,61 @@ test("HubSpot's webhook through Prism: 200, 401, 413 (400 directly)", async () =
   await hubspot(401, deletion, Date.now(), 'not-the-app-client-secret');
   const large = JSON.stringify([{ portalId: 1, subscriptionType: 'x'.repeat(1024 * 1024) }]);
   await hubspot(413, large);
+});
+
+/** A HubSpot webhook request to `path`, signed by HubSpot's own library over the URL chatlog is called at. */
+function signedByHubspot(path: string, body: string, timestamp = Date.now(), secret = HUBSPOT_SECRET) {
+  return {
+    ...json,
+    'x-hubspot-request-timestamp': String(timestamp),
+    'x-hubspot-signature-v3': Signature.getSignature('POST', 'v3', {
+      signature: '',
+      clientSecret: secret,
+      requestBody: body,
+      url: `${server.url}${path}`,
+      timestamp,
+    }),
+  };
+}
+
+/** An agent's reply as HubSpot's custom channel sends it (of a channel account no hub holds). */
+const agentReply = JSON.stringify({
+  type: 'OUTGOING_CHANNEL_MESSAGE_CREATED',
+  portalId: '6662225',
+  channelIntegrationThreadIds: [LINE_ID],
+  message: {
+    id: 'hs-1',
+    channelAccountId: 'ca-none',
+    text: 'ありがとうございます',
+    client: { clientType: 'HUBSPOT' },
+  },
+});
+
+test("HubSpot's custom-channel webhook through Prism: 200, 401, 413 (400 directly)", async () => {
+  const path = '/webhooks/hubspot/channel';
+  const channel = (status: number, body: string, timestamp = Date.now(), secret = HUBSPOT_SECRET) =>
+    through(
+      'receiveHubspotChannelMessage',
+      status,
+      'POST',
+      path,
+      signedByHubspot(path, body, timestamp, secret),
+      body,
+    );
+  const done = await channel(200, agentReply);
+  assert.deepEqual(JSON.parse(done.body.toString()), { sends: [], ignored: 1 });
+  const notEvents = JSON.stringify([1, 2]);
+  await direct(
+    'receiveHubspotChannelMessage',
+    400,
+    'POST',
+    path,
+    signedByHubspot(path, notEvents),
+    notEvents,
+  );
+  await channel(401, agentReply, Date.now() - 10 * 60_000);
+  await channel(401, agentReply, Date.now(), 'not-the-app-client-secret');
+  await channel(413, JSON.stringify({ type: 'x'.repeat(1024 * 1024) }));
 });
 
 test('the ingest API through Prism: 200, 401, 403, 413, 429', async () => {
@@ -1193,6 +1251,14 @@ test('a store that cannot answer (503, with Retry-After) and an unexpected fault
         },
         deletion,
       );
+      await through(
+        'receiveHubspotChannelMessage',
+        status,
+        'POST',
+        '/webhooks/hubspot/channel',
+        signedByHubspot('/webhooks/hubspot/channel', agentReply),
+        agentReply,
+      );
       await through('eraseContact', status, 'DELETE', `/api/line/${HUB}/contacts/Unobody`, {
         authorization: `Bearer ${adminKey}`,
       });
@@ -1424,6 +1490,8 @@ test('the statuses a proxy cannot reach, asked of chatlog directly, answer as th
   await direct('removeWebhook', 431, 'DELETE', webhookPath(HUB, 'whe_never'), { ...adminAuth, ...large });
   await direct('receiveHubspotWebhook', 431, 'POST', '/webhooks/hubspot', large);
   await direct('receiveHubspotWebhook', 405, 'GET', '/webhooks/hubspot');
+  await direct('receiveHubspotChannelMessage', 431, 'POST', '/webhooks/hubspot/channel', large);
+  await direct('receiveHubspotChannelMessage', 405, 'GET', '/webhooks/hubspot/channel');
   await direct('eraseContact', 431, 'DELETE', `/api/line/${HUB}/contacts/Unobody`, {
     ...adminAuth,
     ...large,
