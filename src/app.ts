@@ -37,6 +37,7 @@ import { registerDocsRoutes } from './modules/docs/docs.routes.js';
 import { registerHealthRoutes } from './modules/health/health.routes.js';
 import { registerHomeRoutes } from './modules/home/home.routes.js';
 import { HubService } from './modules/hubs/hubs.usecases.js';
+import { HubspotConnections } from './modules/hubspot/hubspot.connect.js';
 import { HubspotPublisher } from './modules/hubspot/hubspot.publisher.js';
 import { registerHubspotRoutes } from './modules/hubspot/hubspot.routes.js';
 import { registerIngestRoutes } from './modules/ingest/ingest.routes.js';
@@ -127,6 +128,8 @@ export interface AppDeps {
   hubspotClientId?: string | undefined;
   /** HUBSPOT_API_BASE_URL. */
   hubspotApiBaseUrl?: string;
+  /** HUBSPOT_APP_BASE_URL: HubSpot's authorize page. */
+  hubspotAppBaseUrl?: string;
   /** CHATLOG_WEBHOOK_TIMEOUT_MS: an outgoing delivery not answered 2xx within this is retried. */
   webhookTimeoutMs?: number;
   /** CHATLOG_SEND_TIMEOUT_MS: a push to LINE not answered within this is tried again. */
@@ -332,6 +335,10 @@ export function buildApp(deps: AppDeps): App {
     clock,
     onOutcome: metrics ? (outcome) => metrics.sent(outcome) : undefined,
   });
+  const hubspotClient =
+    deps.hubspotClientId && deps.hubspotClientSecret
+      ? { clientId: deps.hubspotClientId, clientSecret: deps.hubspotClientSecret }
+      : undefined;
   const sends = new SendService({ store: deps.store, clock, onAccepted: () => sendWorker.kick() });
   registerSendRoutes(app, { sends, authorize: messagesDeps.authorize, methods });
   registerHubspotRoutes(app, {
@@ -369,17 +376,16 @@ export function buildApp(deps: AppDeps): App {
       clock,
     });
     const retention = new RetentionWorker({ store: deps.store, log: app.log, clock, metrics });
-    const publisher =
-      deps.hubspotClientId && deps.hubspotClientSecret
-        ? new HubspotPublisher({
-            store: deps.store,
-            secrets: deps.secrets,
-            log: app.log,
-            apiBaseUrl: deps.hubspotApiBaseUrl ?? settingDefault('hubspotApiBaseUrl'),
-            client: { clientId: deps.hubspotClientId, clientSecret: deps.hubspotClientSecret },
-            clock,
-          })
-        : undefined;
+    const publisher = hubspotClient
+      ? new HubspotPublisher({
+          store: deps.store,
+          secrets: deps.secrets,
+          log: app.log,
+          apiBaseUrl: deps.hubspotApiBaseUrl ?? settingDefault('hubspotApiBaseUrl'),
+          client: hubspotClient,
+          clock,
+        })
+      : undefined;
     app.addHook('onReady', async () => {
       worker.start();
       sendWorker.start();
@@ -413,6 +419,14 @@ export function buildApp(deps: AppDeps): App {
     methods,
     webhooks: new AccountWebhooks(webhooks),
     conversations: new AccountConversations({ store: deps.store, blobs: deps.blobs, clock, sends }),
+    hubspot: new HubspotConnections({
+      store: deps.store,
+      secrets: deps.secrets,
+      apiBaseUrl: deps.hubspotApiBaseUrl ?? settingDefault('hubspotApiBaseUrl'),
+      appBaseUrl: deps.hubspotAppBaseUrl ?? settingDefault('hubspotAppBaseUrl'),
+      client: hubspotClient,
+      clock,
+    }),
   });
   registerHomeRoutes(app, methods);
   // Last, so the document lists the client API first.

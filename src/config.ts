@@ -63,6 +63,7 @@ export function appSettings(config: Config) {
     hubspotClientSecret: config.hubspotClientSecret,
     hubspotClientId: config.hubspotClientId,
     hubspotApiBaseUrl: config.hubspotApiBaseUrl,
+    hubspotAppBaseUrl: config.hubspotAppBaseUrl,
     redisUrl: config.redisUrl,
     idleTimeoutMs: config.idleTimeoutMs,
     headersTimeoutMs: config.headersTimeoutMs,

@@ -83,6 +83,7 @@ const en = {
   reports: 'Reports',
   auditLog: 'Audit log',
   webhooks: 'Webhooks',
+  hubspotInbox: 'HubSpot inbox',
   /** After the link to a hub's webhooks: how many endpoints it has. */
   webhookCount: (count: number) =>
     count === 0 ? ' (no endpoint yet)' : ` (${count} endpoint${count === 1 ? '' : 's'})`,
@@ -217,6 +218,7 @@ const ja: Words = {
   reports: 'レポート',
   auditLog: '監査ログ',
   webhooks: 'Webhook',
+  hubspotInbox: 'HubSpotの受信トレイ',
   webhookCount: (count: number) => (count === 0 ? '(エンドポイントなし)' : `(エンドポイント ${count} 件)`),
   webhooksTitle: (hubId: string) => `chatlog — ハブ ${hubId} の Webhook`,
   webhooksOf: (hubId: string) => `ハブ ${hubId} の Webhook`,

@@ -40,6 +40,8 @@ export interface PageKit {
   apiUrl(request: FastifyRequest, hubId: string): string;
   /** The MCP server's URL (CONTRACT §15), as assistants reach it. */
   mcpUrl(request: FastifyRequest): string;
+  /** chatlog's own base URL, as browsers reach it (where HubSpot sends an owner back). */
+  baseUrl(request: FastifyRequest): string;
 }
 
 function isSecure(request: FastifyRequest, publicUrl: string | undefined): boolean {
@@ -151,6 +153,7 @@ export function accountScope(
     cookie,
     apiUrl,
     mcpUrl,
+    baseUrl,
     csrfToken: (signedIn) => accounts.csrfToken(signedIn.sessionId),
     keysOf: (signedIn, hubId) => accounts.keysOf(signedIn, hubId),
     switchLanguage: (request, reply, path) => {

@@ -235,6 +235,7 @@ function hubSection(words: Words, hub: HubView, csrfToken: string, newKeyId: str
 <p><a href="/account/hubs/${encodeURIComponent(hub.hubId)}/reports">${escapeHtml(words.reports)}</a></p>
 <p><a href="/account/hubs/${encodeURIComponent(hub.hubId)}/audit">${escapeHtml(words.auditLog)}</a></p>
 <p><a href="${webhooksPath(hub.hubId)}">${escapeHtml(words.webhooks)}</a>${escapeHtml(words.webhookCount(hub.webhookCount))}</p>
+<p><a href="/account/hubs/${encodeURIComponent(hub.hubId)}/hubspot">${escapeHtml(words.hubspotInbox)}</a></p>
 <button type="button" class="primary" data-action="issue" aria-expanded="true" aria-controls="issue-${id}">${escapeHtml(words.issueKey)}</button>
 <form method="post" action="/account/hubs/${encodeURIComponent(hub.hubId)}/keys" id="issue-${id}" class="issue">
 <input type="hidden" name="csrf" value="${escapeHtml(csrfToken)}">

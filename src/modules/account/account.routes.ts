@@ -11,8 +11,10 @@ import type { FastifyInstance } from 'fastify';
 import { httpErrors } from '../../lib/http.errors.js';
 import type { PathMethods } from '../../lib/methods.js';
 import { packageRoot } from '../../lib/package-root.js';
+import type { HubspotConnections } from '../hubspot/hubspot.connect.js';
 import { declareConversationPaths, registerConversationRoutes } from './account.conversations.handlers.js';
 import type { AccountConversations } from './account.conversations.js';
+import { declareHubspotPaths, registerHubspotPages } from './account.hubspot.handlers.js';
 import { registerKeyPages } from './account.keys.handlers.js';
 import { accountScope } from './account.kit.js';
 import { declareReportPaths, registerReportPages } from './account.reports.handlers.js';
@@ -50,6 +52,8 @@ export interface AccountRouteDeps {
   webhooks: AccountWebhooks;
   /** The conversations, search, downloads and erasure of each hub (CONTRACT §13, §14). */
   conversations: AccountConversations;
+  /** Each hub's HubSpot inbox (CONTRACT §18). */
+  hubspot: HubspotConnections;
 }
 
 export function registerAccountRoutes(app: FastifyInstance, deps: AccountRouteDeps): void {
@@ -70,6 +74,7 @@ export function registerAccountRoutes(app: FastifyInstance, deps: AccountRouteDe
   deps.methods.declare(app, { url: '/account/assets/:file', allowed: ['GET', 'HEAD'] });
   declareConversationPaths(app, deps.methods);
   declareReportPaths(app, deps.methods);
+  declareHubspotPaths(app, deps.methods);
 
   app.register(async (scope) => {
     const kit = accountScope(scope, deps.accounts, deps.publicUrl);
@@ -77,6 +82,7 @@ export function registerAccountRoutes(app: FastifyInstance, deps: AccountRouteDe
     registerWebhookPages(scope, kit, deps.accounts, deps.webhooks);
     registerConversationRoutes(scope, kit, deps.conversations);
     registerReportPages(scope, kit, deps.conversations);
+    registerHubspotPages(scope, kit, deps.accounts, deps.hubspot);
 
     scope.get<{ Params: { file: string } }>('/account/assets/:file', async (request, reply) => {
       if (request.params.file === 'webhooks.js') {

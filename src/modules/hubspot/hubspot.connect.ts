@@ -80,6 +80,11 @@ export class HubspotConnections {
     },
   ) {}
 
+  /** Where HubSpot's authorize page is (a page that sends the owner there names it in its CSP). */
+  authorizeOrigin(): string {
+    return new URL(this.deps.appBaseUrl).origin;
+  }
+
   async status(hubId: string): Promise<HubspotStatus> {
     const { store } = this.deps;
     const [channelId, connection] = await Promise.all([store.hubspot.channelId(), store.hubspot.get(hubId)]);
@@ -151,10 +156,15 @@ export class HubspotConnections {
   }
 
   /** The chosen inbox gets the hub's channel account; the hub is connected. */
-  async connect(accountId: number, state: string, inboxId: string): Promise<HubspotConnection> {
+  async connect(
+    accountId: number,
+    hubId: string,
+    state: string,
+    inboxId: string,
+  ): Promise<HubspotConnection> {
     const { store, secrets, apiBaseUrl } = this.deps;
     const held = await store.hubspot.heldTokens(hashOf(state), accountId, this.deps.clock());
-    if (!held) throw hubspotErrors.invalidState();
+    if (!held || held.hubId !== hubId) throw hubspotErrors.invalidState();
     const channelId = await store.hubspot.channelId();
     if (channelId === undefined) throw hubspotErrors.noChannel();
     const token = secrets.decrypt(held.accessTokenEncrypted);
