@@ -272,6 +272,16 @@ export const DOCS_JA: Readonly<Record<string, string>> = {
   'The HubSpot contact (vid).': 'HubSpot の連絡先(vid)。',
   'Every privacy deletion is done: the contacts erased and their messages.':
     'すべてのプライバシー削除が完了しました: 消去された連絡先とそのメッセージ。',
+  "HubSpot's custom-channel webhook: an agent's reply in the inbox is sent to the LINE friend":
+    'HubSpot のカスタムチャネルの Webhook: 受信トレイで担当者が書いた返信を LINE の友だちに送る',
+  "Signed as POST /webhooks/hubspot is (signature v3 under CHATLOG_HUBSPOT_CLIENT_SECRET). HubSpot does not document the payload; chatlog relies on what HubSpot sends: an object (or a list of them) with `type` OUTGOING_CHANNEL_MESSAGE_CREATED, `portalId`, `channelIntegrationThreadIds` and `message` (`id`, `channelAccountId`, `text`, `recipients[].deliveryIdentifier`, `client.clientType`). Each such reply of a connected hub becomes one send to the friend (CONTRACT §16; HubSpot's message id is its idempotency key, so a webhook delivered again sends nothing more), stored as You and not published back; HubSpot's message gets the status SENT or FAILED with LINE's reason. Other events, messages chatlog published itself, and channel accounts chatlog does not hold are acknowledged and ignored.":
+    'POST /webhooks/hubspot と同じく署名されます(CHATLOG_HUBSPOT_CLIENT_SECRET による署名 v3)。HubSpot はこの本文を文書化していないため、chatlog は HubSpot が実際に送るものに従います: `type` が OUTGOING_CHANNEL_MESSAGE_CREATED で、`portalId`、`channelIntegrationThreadIds`、`message`(`id`、`channelAccountId`、`text`、`recipients[].deliveryIdentifier`、`client.clientType`)を持つオブジェクト(またはその配列)。つながっているハブへのそのような返信はそれぞれ友だちへの 1 件の送信になり(CONTRACT §16。HubSpot のメッセージ ID が冪等キーなので、同じ Webhook が再送されても二度は送りません)、You として保存され、HubSpot には送り返しません。HubSpot のメッセージには SENT、または LINE の理由を付けた FAILED の状態を設定します。その他のイベント、chatlog 自身が送ったメッセージ、chatlog が持たないチャネルアカウントは、受信を確認したうえで無視します。',
+  'One event, or a list of them.': 'イベント 1 件、またはその配列。',
+  'Each reply queued as a send (or found queued already), the rest ignored.':
+    '返信はそれぞれ送信として受け付けられ(または受付済みのものが見つかり)、それ以外は無視されました。',
+  'The send id (GET /api/line/{hubId}/sends/{id}).': '送信の ID(GET /api/line/{hubId}/sends/{id})。',
+  'A correctly signed body that is not HubSpot webhook events.':
+    '正しく署名されているものの、HubSpot の Webhook イベントではない本文。',
   'A correctly signed body that is not a list of HubSpot webhook events.':
     '正しく署名されているものの、HubSpot の Webhook イベントのリストではない本文。',
   'A missing or wrong signature, an old timestamp, or no client secret on this server.':
