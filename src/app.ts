@@ -384,6 +384,7 @@ export function buildApp(deps: AppDeps): App {
           apiBaseUrl: deps.hubspotApiBaseUrl ?? settingDefault('hubspotApiBaseUrl'),
           client: hubspotClient,
           clock,
+          onPublished: metrics ? () => metrics.hubspotPublished() : undefined,
         })
       : undefined;
     app.addHook('onReady', async () => {

@@ -195,7 +195,7 @@ export const SETTINGS = {
   }),
   hubspotClientSecret: optional({
     env: 'CHATLOG_HUBSPOT_CLIENT_SECRET',
-    doc: "your HubSpot app's client secret: `POST /webhooks/hubspot` checks HubSpot's signature (v3) with it and erases the contacts of each `contact.privacyDeletion`; unset, that endpoint refuses every request (401)",
+    doc: "your HubSpot app's client secret: HubSpot's webhooks (`POST /webhooks/hubspot`, erasing the contacts of each `contact.privacyDeletion`, and `POST /webhooks/hubspot/channel`, agents' replies) are checked with it (signature v3), and with the client id it connects hubs to HubSpot inboxes; unset, those endpoints refuse every request (401)",
     parse: atLeast(8),
   }),
   hubspotClientId: optional({
@@ -205,7 +205,7 @@ export const SETTINGS = {
   }),
   hubspotAppId: optional({
     env: 'CHATLOG_HUBSPOT_APP_ID',
-    doc: "your HubSpot app's id, for `chatlog hubspot channel register`",
+    doc: "your HubSpot app's id, for `./bin/chatlog hubspot channel register`",
     parse: (raw, env) => {
       if (!/^\d{1,12}$/.test(raw))
         throw new Error(`${env} must be your HubSpot app's id (digits), got "${raw}"`);
@@ -214,7 +214,7 @@ export const SETTINGS = {
   }),
   hubspotDeveloperApiKey: optional({
     env: 'CHATLOG_HUBSPOT_DEVELOPER_API_KEY',
-    doc: "your HubSpot developer account's API key, for `chatlog hubspot channel register` (it is sent to HubSpot only)",
+    doc: "your HubSpot developer account's API key, for `./bin/chatlog hubspot channel register` (it is sent to HubSpot only)",
     parse: atLeast(8),
   }),
   hubspotApiBaseUrl: withDefault({

@@ -53,6 +53,7 @@ export async function startServer(
     ? new Metrics(() => store.poolState(), {
         downloadQueue: () => store.content.queueDepth(),
         contentBytes: () => blobs.totalBytes(),
+        hubspot: () => store.hubspot.totals(Date.now()),
       })
     : undefined;
   const { app, answers, keys, rateLimiter } = buildApp({

@@ -17,6 +17,7 @@ import { registerAuditCommands } from './audit.js';
 import { registerContactCommands } from './contact.js';
 import { registerContentCommands } from './content.js';
 import { registerHubCommands } from './hub.js';
+import { registerHubspotCommands } from './hubspot.js';
 import { registerKeyCommands } from './key.js';
 import { registerMcpCommand } from './mcp.js';
 import { registerMessageCommands } from './messages.js';
@@ -84,6 +85,7 @@ export function buildProgram(): Command {
   registerContactCommands(program, globals);
   registerSendCommand(program, globals);
   registerReportCommand(program, globals);
+  registerHubspotCommands(program, globals);
   registerMcpCommand(program, globals);
 
   registerMessageCommands(program, globals);

@@ -25,6 +25,7 @@ type Event =
   | { kind: 'webhook_refused'; reason: string }
   | { kind: 'download'; outcome: string; bytes: number }
   | { kind: 'send'; outcome: string }
+  | { kind: 'hubspot_published' }
   | { kind: 'retention'; outcome: 'ok' | 'failed'; removed: number; at: number };
 
 const EARLY_EVENTS_KEPT = 10_000;
@@ -39,6 +40,7 @@ interface Instruments {
   pools: Gauge<'pool' | 'state'>;
   downloads: Counter<'outcome'>;
   sends: Counter<'outcome'>;
+  hubspotPublished: Counter;
   downloadedBytes: Counter;
   retentionRuns: Counter<'outcome'>;
   retentionRemoved: Counter;
@@ -52,6 +54,8 @@ export interface StoreGauges {
   downloadQueue(): Promise<number>;
   /** Bytes of media kept (every hub). */
   contentBytes(): Promise<number>;
+  /** Hubs connected to a HubSpot inbox, and their messages not yet published (CONTRACT §18). */
+  hubspot?(): Promise<{ connected: number; waiting: number; failing: number }>;
 }
 
 export class Metrics {
@@ -90,6 +94,39 @@ export class Metrics {
             this.set(await gauges.contentBytes());
           },
         });
+        const hubspot = gauges.hubspot?.bind(gauges);
+        if (hubspot) {
+          // One look at the store for the three (collect runs for each gauge asked).
+          let read:
+            | { at: number; figures: Promise<{ connected: number; waiting: number; failing: number }> }
+            | undefined;
+          const figures = () => {
+            if (!read || Date.now() - read.at > 1_000) read = { at: Date.now(), figures: hubspot() };
+            return read.figures;
+          };
+          for (const [name, help, key] of [
+            ['chatlog_hubspot_connected_hubs', 'Hubs connected to a HubSpot inbox', 'connected'],
+            [
+              'chatlog_hubspot_messages_waiting',
+              'Messages of connected hubs not yet published to HubSpot (alert when it keeps growing)',
+              'waiting',
+            ],
+            [
+              'chatlog_hubspot_hubs_paused',
+              'Connected hubs whose publishing waits after an error (429, 5xx, a token HubSpot refused)',
+              'failing',
+            ],
+          ] as const) {
+            new client.Gauge({
+              name,
+              help,
+              registers: [registry],
+              async collect() {
+                this.set((await figures())[key]);
+              },
+            });
+          }
+        }
       }
       const instruments: Instruments = {
         registry,
@@ -150,6 +187,11 @@ export class Metrics {
           labelNames: ['outcome'],
           registers: [registry],
         }),
+        hubspotPublished: new client.Counter({
+          name: 'chatlog_hubspot_messages_published_total',
+          help: 'Messages this node published to HubSpot inboxes (CONTRACT §18)',
+          registers: [registry],
+        }),
         downloadedBytes: new client.Counter({
           name: 'chatlog_content_downloaded_bytes_total',
           help: 'Bytes of media downloaded from LINE and kept',
@@ -205,6 +247,10 @@ export class Metrics {
       m.sends.inc({ outcome: event.outcome });
       return;
     }
+    if (event.kind === 'hubspot_published') {
+      m.hubspotPublished.inc();
+      return;
+    }
     if (event.kind === 'retention') {
       m.retentionRuns.inc({ outcome: event.outcome });
       if (event.removed > 0) m.retentionRemoved.inc(event.removed);
@@ -243,6 +289,11 @@ export class Metrics {
   /** One push of a reply to LINE: how it ended. */
   sent(outcome: 'sent' | 'pending' | 'failed'): void {
     this.record({ kind: 'send', outcome });
+  }
+
+  /** One message published to a HubSpot inbox. */
+  hubspotPublished(): void {
+    this.record({ kind: 'hubspot_published' });
   }
 
   /** One retention run of a hub: how it ended and the messages it removed. */

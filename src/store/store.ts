@@ -40,6 +40,7 @@ import type {
   LeasedSend,
   MessageQuery,
   MessageRow,
+  NewSend,
   PoolState,
   RateLimit,
   RetentionPreview,
@@ -216,15 +217,7 @@ export interface SendsPort {
    * Accepts a send (CONTRACT §16): kept durably before it resolves. With an idempotency key the hub
    * used within `idempotencyWindowMs`, the send made then instead, and nothing new (`created` false).
    */
-  create(
-    send: Omit<
-      Send,
-      'state' | 'attempts' | 'nextAttemptAt' | 'lastError' | 'messageIds' | 'hubspotMessageId'
-    > & {
-      hubspotMessageId?: string | null;
-    },
-    idempotencyWindowMs: number,
-  ): Promise<{ send: Send; created: boolean }>;
+  create(send: NewSend, idempotencyWindowMs: number): Promise<{ send: Send; created: boolean }>;
   get(hubId: string, id: string): Promise<Send | undefined>;
   /**
    * Due sends, at most `max`: of each contact only the oldest one not yet sent or failed, and none

@@ -516,6 +516,14 @@ export interface Send {
   createdAt: number;
 }
 
+/** A send as it is accepted (the store gives it its state); from HubSpot, with its message's id. */
+export type NewSend = Omit<
+  Send,
+  'state' | 'attempts' | 'nextAttemptAt' | 'lastError' | 'messageIds' | 'hubspotMessageId'
+> & {
+  hubspotMessageId?: string | null;
+};
+
 /** A send this node holds until `leasedUntil` (no other node attempts it meanwhile). */
 export interface LeasedSend extends Send {
   leasedUntil: number;
@@ -575,6 +583,22 @@ export interface HubspotConnection {
   nextAttemptAt: number;
   lastError: string | null;
   lastErrorAt: number | null;
+  /** The hub's feed seq when it connected: a backfill publishes what is at or before it. */
+  connectedSeq: number;
+  /** The backfill asked last (`chatlog hubspot backfill`), if any. */
+  backfill: HubspotBackfill | undefined;
+}
+
+/** A backfill of the messages created in [from, to) that were stored before the connection. */
+export interface HubspotBackfill {
+  from: number;
+  /** Exclusive; undefined: up to the connection. */
+  to: number | undefined;
+  /** How far through the feed (a seq up to connectedSeq) it went. */
+  through: number;
+  total: number;
+  published: number;
+  done: boolean;
 }
 
 /** A connection this node publishes until `leasedUntil` (no other node publishes its hub meanwhile). */

@@ -8,6 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, test } from 'node:test';
+import { parseCalendarDay, startOfDayInZone } from '../../src/lib/calendar.js';
 import { createSecretBox } from '../../src/lib/secrets.js';
 import { CHANNEL_ID, CLIENT, type FakeHubspot, startFakeHubspot } from '../fixtures/fake-hubspot.js';
 import { message, startTestServer, storeMessages, TEST_SECRET, type TestServer } from '../helpers.js';
@@ -38,11 +39,15 @@ beforeEach(() => {
 });
 
 /** A new hub, with messages from before, connected to an inbox now. */
-async function connectedHub(expiresInSeconds = 1800): Promise<{ hubId: string; accessToken: string }> {
+async function connectedHub(
+  expiresInSeconds = 1800,
+  before: ReturnType<typeof message>[] = [],
+): Promise<{ hubId: string; accessToken: string }> {
   hubCount += 1;
   const hubId = String(1800 + hubCount);
   await server.hubs.add(hubId, { timeZone: 'Asia/Tokyo' });
   await storeMessages(server.store, hubId, [
+    ...before,
     message({ lineId: 'Ubefore', msg: 'before the connection', createdAt: Date.now() - 60_000 }),
   ]);
   const tokens = hubspot.issueTokens(`9${hubId}`, expiresInSeconds);
@@ -223,4 +228,58 @@ test('a disconnected hub publishes nothing more', async () => {
   await new Promise((resolve) => setTimeout(resolve, 2_500));
   assert.deepEqual(ofHub(hubId), []);
   assert.equal(await server.store.hubspot.waiting(hubId), 0, 'nothing waits for a disconnected hub');
+});
+
+test('a backfill publishes what was stored before the connection from its day on, once; an earlier day adds only the days before; a token that runs out mid-way is refreshed once', async () => {
+  const tokyo = (day: string) =>
+    startOfDayInZone(parseCalendarDay(day) ?? { year: 0, month: 0, day: 0 }, 'Asia/Tokyo');
+  const before = ['2026-11-01', '2026-11-10', '2026-11-20'].flatMap((day) =>
+    Array.from({ length: 10 }, (_, i) =>
+      message({
+        lineId: i % 2 === 0 ? 'Ueven' : 'Uodd',
+        msg: `${day} #${i}`,
+        createdAt: tokyo(day) + 3_600_000 + i,
+      }),
+    ),
+  );
+  const { hubId, accessToken } = await connectedHub(1800, before);
+  const refreshes = hubspot.refreshes;
+  hubspot.delayMs = 20;
+  const started = await server.store.hubspot.startBackfill(hubId, tokyo('2026-11-10'));
+  assert.equal(started?.backfill?.total, 21, 'the 10th and the 20th, and the message of a minute ago');
+  await until('five published', () => ofHub(hubId).length >= 5);
+  hubspot.expire(accessToken);
+  await until(
+    'the backfill done',
+    async () => (await server.store.hubspot.get(hubId))?.backfill?.done === true,
+  );
+  hubspot.delayMs = 0;
+  assert.equal(hubspot.refreshes - refreshes, 1, 'refreshed once, and it went on');
+  const texts = ofHub(hubId).map((p) => p.text);
+  assert.equal(texts.length, 21);
+  assert.equal(new Set(texts).size, 21, 'each once');
+  assert.ok(!texts.some((t) => t.startsWith('2026-11-01')), 'nothing before its day');
+  for (const friend of ['Ueven', 'Uodd']) {
+    const mine = ofHub(hubId)
+      .filter((p) => p.integrationThreadId === friend)
+      .map((p) => p.text);
+    assert.deepEqual(mine, [...mine].sort(), `${friend}'s in order`);
+  }
+  const done = (await server.store.hubspot.get(hubId))?.backfill;
+  assert.deepEqual([done?.published, done?.total], [21, 21]);
+  // An earlier day: only the days before the first backfill's.
+  const earlier = await server.store.hubspot.startBackfill(hubId, tokyo('2026-11-01'));
+  assert.equal(earlier?.backfill?.total, 10);
+  await until(
+    'the 1st published',
+    async () => (await server.store.hubspot.get(hubId))?.backfill?.done === true,
+  );
+  assert.equal(ofHub(hubId).length, 31);
+  assert.equal(ofHub(hubId).filter((p) => p.text.startsWith('2026-11-01')).length, 10);
+  // The same days again: nothing more.
+  const again = await server.store.hubspot.startBackfill(hubId, tokyo('2026-11-01'));
+  assert.equal(again?.backfill?.done, true);
+  await new Promise((resolve) => setTimeout(resolve, 1_000));
+  assert.equal(ofHub(hubId).length, 31);
+  assert.deepEqual(hubspot.repeats, []);
 });

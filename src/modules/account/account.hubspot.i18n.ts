@@ -20,6 +20,8 @@ export interface HubspotWords {
   published: string;
   waiting: string;
   lastError: string;
+  backfill: string;
+  backfillOf: (published: number, total: number, done: boolean) => string;
   none: string;
   disconnect: string;
   disconnectHint: string;
@@ -55,6 +57,9 @@ const en: HubspotWords = {
   published: 'Messages published',
   waiting: 'Messages waiting',
   lastError: 'Last error',
+  backfill: 'Earlier messages (chatlog hubspot backfill)',
+  backfillOf: (published, total, done) =>
+    `${published.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} published${done ? '' : ', going on'}`,
   none: 'none',
   disconnect: 'Disconnect HubSpot',
   disconnectHint:
@@ -92,6 +97,9 @@ const ja: HubspotWords = {
   published: '送ったメッセージ',
   waiting: '送信待ちのメッセージ',
   lastError: '最後のエラー',
+  backfill: '接続前のメッセージ(chatlog hubspot backfill)',
+  backfillOf: (published, total, done) =>
+    `${total.toLocaleString('ja-JP')}件中${published.toLocaleString('ja-JP')}件を送信${done ? '済み' : '(継続中)'}`,
   none: 'なし',
   disconnect: 'HubSpotとの接続を切る',
   disconnectHint: '送るのをやめ、受信トレイのチャネルを無効にします。HubSpotにすでにあるものは残ります。',

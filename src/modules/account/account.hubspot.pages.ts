@@ -58,6 +58,11 @@ ${status.ready ? connectForm(args) : ''}`;
 <dt>${escapeHtml(hw.published)}</dt><dd>${connection.published}</dd>
 <dt>${escapeHtml(hw.waiting)}</dt><dd>${status.waiting}</dd>
 <dt>${escapeHtml(hw.lastError)}</dt><dd>${error}</dd>
+${
+  connection.backfill
+    ? `<dt>${escapeHtml(hw.backfill)}</dt><dd>${escapeHtml(hw.backfillOf(connection.backfill.published, connection.backfill.total, connection.backfill.done))}</dd>`
+    : ''
+}
 </dl>
 <form method="post" action="${hubspotPath(args.hubId)}/disconnect">
 ${csrfField(args.csrfToken)}

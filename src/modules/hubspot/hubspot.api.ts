@@ -299,3 +299,58 @@ export function disableChannelAccount(
     () => true,
   );
 }
+
+/** The developer account's key and the app's id: what registering the channel takes. */
+export interface Developer {
+  apiKey: string;
+  appId: string;
+}
+
+/** chatlog's custom channel as HubSpot keeps it: LINE text both ways, one thread per friend. */
+export function channelDefinition(webhookUrl: string) {
+  return {
+    name: 'LINE (chatlog)',
+    webhookUrl,
+    channelDescription: "LINE Official Account conversations, kept by chatlog; agents' replies go to LINE",
+    capabilities: {
+      deliveryIdentifierTypes: ['CHANNEL_SPECIFIC_OPAQUE_ID'],
+      threadingModel: 'INTEGRATION_THREAD_ID',
+      allowOutgoingMessages: true,
+      allowConversationStart: false,
+      allowInlineImages: false,
+      allowMultipleRecipients: false,
+      richText: [],
+      outgoingAttachmentTypes: [],
+      allowedFileAttachmentMimeTypes: [],
+      maxFileAttachmentCount: 0,
+      maxFileAttachmentSizeBytes: 0,
+      maxTotalFileAttachmentSizeBytes: 0,
+    },
+  };
+}
+
+/**
+ * Registers chatlog's custom channel with the developer key (HubSpot's guide: `hapikey` and `appId`
+ * in the query), or, given the id of one registered before, updates it (its webhook URL).
+ */
+export function registerChannel(
+  apiBaseUrl: string,
+  developer: Developer,
+  webhookUrl: string,
+  existingId: string | undefined,
+): Promise<HubspotAnswer<{ id: string }>> {
+  const query = new URLSearchParams({ hapikey: developer.apiKey, appId: developer.appId });
+  const root = `${base(apiBaseUrl)}/conversations/custom-channels/${CUSTOM_CHANNELS_VERSION}`;
+  return call(
+    existingId === undefined ? `${root}?${query}` : `${root}/${encodeURIComponent(existingId)}?${query}`,
+    {
+      method: existingId === undefined ? 'POST' : 'PATCH',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(channelDefinition(webhookUrl)),
+    },
+    (body) => {
+      const id = (body as { id?: unknown } | undefined)?.id ?? existingId;
+      return typeof id === 'string' || typeof id === 'number' ? { id: String(id) } : undefined;
+    },
+  );
+}

@@ -55,7 +55,7 @@ export const hubspotErrors = {
   unknownInbox: () => new AppError('bad_request', 'choose one of the inboxes listed'),
 };
 
-function valueOf<T>(answer: HubspotAnswer<T>, what: string): T {
+function answered<T>(answer: HubspotAnswer<T>, what: string): T {
   if (answer.kind === 'ok') return answer.value;
   throw hubspotErrors.refused(what, answer.reason);
 }
@@ -129,18 +129,18 @@ export class HubspotConnections {
     const { store, secrets, apiBaseUrl } = this.deps;
     const used = await store.hubspot.useAuthorization(hashOf(state), accountId, this.deps.clock());
     if (!used) throw hubspotErrors.invalidState();
-    const tokens = valueOf(
+    const tokens = answered(
       await exchangeCode(apiBaseUrl, client, code, redirectUri),
       'take the authorization',
     );
-    const { portalId } = valueOf(await portalOf(apiBaseUrl, tokens.accessToken), 'say which account it is');
+    const { portalId } = answered(await portalOf(apiBaseUrl, tokens.accessToken), 'say which account it is');
     await store.hubspot.holdTokens(hashOf(state), {
       portalId,
       accessTokenEncrypted: secrets.encrypt(tokens.accessToken),
       refreshTokenEncrypted: secrets.encrypt(tokens.refreshToken),
       tokenExpiresAt: this.deps.clock() + tokens.expiresIn * 1000,
     });
-    const inboxes = valueOf(await listInboxes(apiBaseUrl, tokens.accessToken), 'list the inboxes');
+    const inboxes = answered(await listInboxes(apiBaseUrl, tokens.accessToken), 'list the inboxes');
     return { hubId: used.hubId, inboxes };
   }
 
@@ -151,7 +151,7 @@ export class HubspotConnections {
     const token = this.deps.secrets.decrypt(held.accessTokenEncrypted);
     return {
       hubId: held.hubId,
-      inboxes: valueOf(await listInboxes(this.deps.apiBaseUrl, token), 'list the inboxes'),
+      inboxes: answered(await listInboxes(this.deps.apiBaseUrl, token), 'list the inboxes'),
     };
   }
 
@@ -168,11 +168,11 @@ export class HubspotConnections {
     const channelId = await store.hubspot.channelId();
     if (channelId === undefined) throw hubspotErrors.noChannel();
     const token = secrets.decrypt(held.accessTokenEncrypted);
-    const inbox = valueOf(await listInboxes(apiBaseUrl, token), 'list the inboxes').find(
+    const inbox = answered(await listInboxes(apiBaseUrl, token), 'list the inboxes').find(
       (i) => i.id === inboxId,
     );
     if (!inbox) throw hubspotErrors.unknownInbox();
-    const account = valueOf(
+    const account = answered(
       await createChannelAccount(apiBaseUrl, token, channelId, {
         inboxId: inbox.id,
         name: `LINE (chatlog hub ${held.hubId})`,

@@ -197,74 +197,120 @@ export class HubspotPublisher {
   private async publishHub(connection: LeasedHubspotConnection): Promise<void> {
     const { store } = this.options;
     const { hubId } = connection;
-    let { leasedUntil } = connection;
-    const advance = async (seq: number, messages: number, skipped?: { error: string; at: number }) => {
-      const renewedUntil = this.clock() + LEASE_MS;
-      if (!(await store.hubspot.advance({ hubId, leasedUntil, renewedUntil, seq, messages, skipped })))
-        return false;
-      leasedUntil = renewedUntil;
-      return true;
-    };
+    const lease = { until: connection.leasedUntil };
     const tokens = new Tokens(this.options, connection);
     const channelId = await store.hubspot.channelId();
-    let mark = connection.publishedThrough;
-    let stop: Stop | undefined =
-      channelId === undefined
-        ? { error: 'chatlog has no HubSpot custom channel yet: run `chatlog hubspot channel register`' }
-        : undefined;
-    if (!stop && channelId !== undefined) stop = await this.reportReplies(hubId, channelId, tokens);
-    outer: while (!stop && !this.stopped && this.clock() < leasedUntil - LEASE_MARGIN_MS) {
-      const page = await store.changes.page(hubId, mark, PAGE);
-      if (page.length === 0) break;
+    let outcome: Stop | 'lost' | undefined;
+    if (channelId === undefined) {
+      outcome = {
+        error: 'chatlog has no HubSpot custom channel yet: run `chatlog hubspot channel register`',
+      };
+    } else {
+      outcome = await this.reportReplies(hubId, channelId, tokens);
+      const run = { connection, channelId, tokens, lease };
+      // Messages stored since the connection first; then, with the lease's time left, the backfill.
+      if (!outcome) outcome = await this.goThrough(run, 'live');
+      const backfill = connection.backfill;
+      if (!outcome && backfill && !backfill.done) outcome = await this.goThrough(run, 'backfill');
+    }
+    if (outcome === 'lost') return;
+    if (!outcome) return store.hubspot.release(hubId, lease.until);
+    const attempts = connection.attempts + 1;
+    const now = this.clock();
+    const step = outcome.retryAfterMs ?? RETRY_DELAYS_MS[attempts - 1] ?? RETRY_EVERY_MS;
+    const jitter = outcome.retryAfterMs === undefined ? 0.8 + 0.4 * Math.random() : 1;
+    this.options.log.warn({ hubId, attempts }, `HubSpot publishing paused: ${outcome.error}`);
+    await store.hubspot.release(hubId, lease.until, {
+      attempts,
+      nextAttemptAt: now + Math.round(step * jitter),
+      error: outcome.error,
+      at: now,
+    });
+  }
+
+  /**
+   * Publishes the hub's feed in order from a mark: `live`, what was stored since the connection (to
+   * the feed's end); `backfill`, what was stored before it and created in the backfill's days (to
+   * the connection's seq). The mark moves after each message HubSpot took, the lease with it.
+   * Resolves to why it stopped early ('lost': the lease passed to another node), or undefined.
+   */
+  private async goThrough(
+    run: {
+      connection: LeasedHubspotConnection;
+      channelId: string;
+      tokens: Tokens;
+      lease: { until: number };
+    },
+    kind: 'live' | 'backfill',
+  ): Promise<Stop | 'lost' | undefined> {
+    const { store } = this.options;
+    const { connection, channelId, tokens, lease } = run;
+    const { hubId } = connection;
+    const backfill = connection.backfill;
+    const end = kind === 'live' ? Number.POSITIVE_INFINITY : connection.connectedSeq;
+    const inDays = (createdAt: number) =>
+      kind === 'live' ||
+      (backfill !== undefined &&
+        createdAt >= backfill.from &&
+        (backfill.to === undefined || createdAt < backfill.to));
+    const advance = async (seq: number, messages: number, skipped?: { error: string; at: number }) => {
+      const renewedUntil = this.clock() + LEASE_MS;
+      const mark = { hubId, leasedUntil: lease.until, renewedUntil, seq, messages };
+      const moved =
+        kind === 'live'
+          ? await store.hubspot.advance({ ...mark, skipped })
+          : await store.hubspot.advanceBackfill(mark);
+      if (moved) lease.until = renewedUntil;
+      return moved;
+    };
+    let mark = kind === 'live' ? connection.publishedThrough : (backfill?.through ?? end);
+    while (!this.stopped && this.clock() < lease.until - LEASE_MARGIN_MS && mark < end) {
+      const page = (await store.changes.page(hubId, mark, PAGE)).filter((change) => change.seq <= end);
+      if (page.length === 0) {
+        // The backfill's part of the feed is gone through (what is left of it was deleted).
+        if (kind === 'backfill' && !(await advance(end, 0))) return 'lost';
+        break;
+      }
       const replies = await this.repliesIn(hubId, page);
       let passed = mark;
       for (const change of page) {
-        if (this.stopped || this.clock() >= leasedUntil - LEASE_MARGIN_MS) break outer;
+        if (this.stopped || this.clock() >= lease.until - LEASE_MARGIN_MS) break;
         // An agent's reply came from HubSpot: it is there already.
-        if (change.type !== 'message.created' || replies.has(change.id)) {
+        if (
+          change.type !== 'message.created' ||
+          replies.has(change.id) ||
+          !inDays(change.message.createdAt)
+        ) {
           passed = change.seq;
           continue;
         }
         const body = publishedMessage(connection.channelAccountId, hubId, change);
         const answer = await tokens.call((token) =>
-          publishMessage(this.options.apiBaseUrl, token, channelId as string, body),
+          publishMessage(this.options.apiBaseUrl, token, channelId, body),
         );
-        if (answer.kind === 'ok' || (answer.kind === 'refused' && answer.status === 400)) {
-          const skipped =
-            answer.kind === 'refused'
-              ? { error: `message ${change.id}: ${answer.reason}`, at: this.clock() }
-              : undefined;
-          if (skipped) this.options.log.warn({ hubId, message: change.id }, skipped.error);
-          if (!(await advance(change.seq, skipped ? 0 : 1, skipped))) return;
-          if (!skipped) this.options.onPublished?.();
-          mark = passed = change.seq;
-          continue;
+        if (answer.kind !== 'ok' && !(answer.kind === 'refused' && answer.status === 400)) {
+          if (passed > mark && !(await advance(passed, 0))) return 'lost';
+          return {
+            error: answer.reason,
+            retryAfterMs: answer.kind === 'retry' ? answer.retryAfterMs : undefined,
+          };
         }
-        stop = {
-          error: answer.reason,
-          retryAfterMs: answer.kind === 'retry' ? answer.retryAfterMs : undefined,
-        };
-        break outer;
+        const skipped =
+          answer.kind === 'refused'
+            ? { error: `message ${change.id}: ${answer.reason}`, at: this.clock() }
+            : undefined;
+        if (skipped) this.options.log.warn({ hubId, message: change.id }, skipped.error);
+        if (!(await advance(change.seq, skipped ? 0 : 1, skipped))) return 'lost';
+        if (!skipped) this.options.onPublished?.();
+        mark = passed = change.seq;
       }
-      // Changes that are not messages, after the last one published.
+      // Changes that are not messages to publish, after the last one published.
       if (passed > mark) {
-        if (!(await advance(passed, 0))) return;
+        if (!(await advance(passed, 0))) return 'lost';
         mark = passed;
       }
-      if (page.length < PAGE) break;
     }
-    if (!stop) return store.hubspot.release(hubId, leasedUntil);
-    const attempts = connection.attempts + 1;
-    const now = this.clock();
-    const step = stop.retryAfterMs ?? RETRY_DELAYS_MS[attempts - 1] ?? RETRY_EVERY_MS;
-    const jitter = stop.retryAfterMs === undefined ? 0.8 + 0.4 * Math.random() : 1;
-    this.options.log.warn({ hubId, attempts }, `HubSpot publishing paused: ${stop.error}`);
-    await store.hubspot.release(hubId, leasedUntil, {
-      attempts,
-      nextAttemptAt: now + Math.round(step * jitter),
-      error: stop.error,
-      at: now,
-    });
+    return undefined;
   }
 }
 

@@ -66,6 +66,20 @@ export interface HubspotPort {
     /** A message HubSpot refused for good (400) and that was passed over: said, not cleared. */
     skipped?: { error: string; at: number } | undefined;
   }): Promise<boolean>;
+  /**
+   * Asks for the messages created from `from` and stored before the connection to be published
+   * (`chatlog hubspot backfill`): days not covered by an earlier backfill, after it. Resolves to the
+   * connection with its backfill (a running one is left as it is), undefined when not connected.
+   */
+  startBackfill(hubId: string, from: number): Promise<HubspotConnection | undefined>;
+  /** The backfill went through the feed up to `seq`, `messages` of it published (as advance). */
+  advanceBackfill(mark: {
+    hubId: string;
+    leasedUntil: number;
+    renewedUntil: number;
+    seq: number;
+    messages: number;
+  }): Promise<boolean>;
   /** Lets go of the hub, with why the last attempt did not go and when to try again, if it did not. */
   release(
     hubId: string,
@@ -104,6 +118,8 @@ export interface HubspotPort {
   ): Promise<(HeldTokens & { hubId: string }) | undefined>;
   /** Forgets a state (connected, or given up) and every expired one. */
   endAuthorization(stateHash: string, now: number): Promise<void>;
+  /** For /metrics: hubs connected, their messages still to publish, and those paused after an error. */
+  totals(now: number): Promise<{ connected: number; waiting: number; failing: number }>;
   /** Messages stored after the mark: those still to publish. */
   waiting(hubId: string): Promise<number>;
 }

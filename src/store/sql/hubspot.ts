@@ -30,11 +30,18 @@ interface ConnectionRow {
   next_attempt_at: number;
   last_error: string | null;
   last_error_at: number | null;
+  connected_seq: number;
+  backfill_from: number | null;
+  backfill_to: number | null;
+  backfill_through: number;
+  backfill_total: number;
+  backfill_published: number;
 }
 
 const COLUMNS = `hub_id, portal_id, access_token_encrypted, refresh_token_encrypted, token_expires_at, inbox_id,
   inbox_name, channel_account_id, connected_at, disconnected_at, published_through, published, attempts,
-  next_attempt_at, last_error, last_error_at`;
+  next_attempt_at, last_error, last_error_at, connected_seq, backfill_from, backfill_to, backfill_through,
+  backfill_total, backfill_published`;
 
 function toConnection(row: ConnectionRow): HubspotConnection {
   return {
@@ -54,6 +61,18 @@ function toConnection(row: ConnectionRow): HubspotConnection {
     nextAttemptAt: Number(row.next_attempt_at),
     lastError: row.last_error,
     lastErrorAt: row.last_error_at === null ? null : Number(row.last_error_at),
+    connectedSeq: Number(row.connected_seq),
+    backfill:
+      row.backfill_from === null
+        ? undefined
+        : {
+            from: Number(row.backfill_from),
+            to: row.backfill_to === null ? undefined : Number(row.backfill_to),
+            through: Number(row.backfill_through),
+            total: Number(row.backfill_total),
+            published: Number(row.backfill_published),
+            done: Number(row.backfill_through) >= Number(row.connected_seq),
+          },
   };
 }
 
@@ -75,8 +94,8 @@ async function connect(
   await tx.run('DELETE FROM hubspot_connections WHERE hub_id = ?', [c.hubId]);
   await tx.run(
     `INSERT INTO hubspot_connections (hub_id, portal_id, access_token_encrypted, refresh_token_encrypted,
-       token_expires_at, inbox_id, inbox_name, channel_account_id, connected_at, published_through)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       token_expires_at, inbox_id, inbox_name, channel_account_id, connected_at, published_through, connected_seq)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     [
       c.hubId,
       c.portalId,
@@ -87,6 +106,7 @@ async function connect(
       c.inboxName,
       c.channelAccountId,
       c.connectedAt,
+      position.lastSeq,
       position.lastSeq,
     ],
   );
@@ -106,7 +126,8 @@ async function lease(
      WHERE hub_id IN (
        SELECT c.hub_id FROM hubspot_connections AS c JOIN hubs AS h ON h.id = c.hub_id
        WHERE c.disconnected_at IS NULL AND c.leased_until <= ? AND c.next_attempt_at <= ?
-         AND (c.published_through < h.last_seq OR EXISTS (
+         AND (c.published_through < h.last_seq
+           OR (c.backfill_from IS NOT NULL AND c.backfill_through < c.connected_seq) OR EXISTS (
            SELECT 1 FROM sends AS s WHERE s.hub_id = c.hub_id AND s.hubspot_message_id IS NOT NULL
              AND s.hubspot_reported = 0 AND s.state <> 'pending'))
        ORDER BY c.next_attempt_at LIMIT ?)
@@ -279,6 +300,53 @@ export function hubspotPort(engine: Engine): HubspotPort {
             now,
           ]);
         }),
+      startBackfill: (hubId, from) =>
+        engine.write(async (tx) => {
+          const connection = await getConnection(tx, hubId);
+          if (!connection || connection.disconnectedAt !== null) return undefined;
+          const running = connection.backfill;
+          // One running at a time; one asked for days already covered has nothing to add.
+          if (running && (!running.done || from >= running.from)) return connection;
+          const to = running?.from ?? null;
+          const total = await tx.get<{ n: number }>(
+            `SELECT COUNT(*) AS n FROM messages WHERE hub_id = ? AND seq <= ? AND created_at >= ?
+               ${to === null ? '' : 'AND created_at < ?'}`,
+            [hubId, connection.connectedSeq, from, ...(to === null ? [] : [to])],
+          );
+          await tx.run(
+            `UPDATE hubspot_connections SET backfill_from = ?, backfill_to = ?, backfill_through = 0,
+               backfill_total = ?, backfill_published = 0, next_attempt_at = 0 WHERE hub_id = ?`,
+            [from, to, Number(total?.n ?? 0), hubId],
+          );
+          return getConnection(tx, hubId);
+        }),
+      advanceBackfill: ({ hubId, leasedUntil, renewedUntil, seq, messages }) =>
+        engine.write(
+          async (tx) =>
+            (await tx.run(
+              `UPDATE hubspot_connections SET backfill_through = ?, backfill_published = backfill_published + ?,
+                 attempts = 0, leased_until = ?
+               WHERE hub_id = ? AND leased_until = ? AND backfill_through <= ?`,
+              [seq, messages, renewedUntil, hubId, leasedUntil, seq],
+            )) > 0,
+        ),
+      totals: async (now) => {
+        const connections = await engine.reads.get<{ connected: number; failing: number }>(
+          `SELECT COUNT(*) AS connected, COALESCE(SUM(CASE WHEN attempts > 0 AND next_attempt_at > ? THEN 1 ELSE 0 END), 0)
+             AS failing FROM hubspot_connections WHERE disconnected_at IS NULL`,
+          [now],
+        );
+        const waiting = await engine.reads.get<{ n: number }>(
+          `SELECT COUNT(*) AS n FROM hubspot_connections AS c JOIN messages AS m
+             ON m.hub_id = c.hub_id AND m.seq > c.published_through
+           WHERE c.disconnected_at IS NULL`,
+        );
+        return {
+          connected: Number(connections?.connected ?? 0),
+          waiting: Number(waiting?.n ?? 0),
+          failing: Number(connections?.failing ?? 0),
+        };
+      },
       waiting: async (hubId) =>
         (
           await engine.reads.get<{ n: number }>(
@@ -297,6 +365,8 @@ export function hubspotPort(engine: Engine): HubspotPort {
       'advance',
       'release',
       'reported',
+      'startBackfill',
+      'advanceBackfill',
       'beginAuthorization',
       'useAuthorization',
       'holdTokens',

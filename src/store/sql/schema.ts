@@ -502,7 +502,16 @@ export const MIGRATIONS: readonly Migration[] = [
         next_attempt_at ${t.int64} NOT NULL DEFAULT 0,
         leased_until ${t.int64} NOT NULL DEFAULT 0,
         last_error TEXT,
-        last_error_at ${t.int64}
+        last_error_at ${t.int64},
+        -- The feed's end when the hub connected: what chatlog hubspot backfill may publish is at or
+        -- before it. A backfill publishes the messages created in [backfill_from, backfill_to)
+        -- (backfill_to NULL: no end), going through the feed up to connected_seq (backfill_through).
+        connected_seq ${t.int64} NOT NULL DEFAULT 0,
+        backfill_from ${t.int64},
+        backfill_to ${t.int64},
+        backfill_through ${t.int64} NOT NULL DEFAULT 0,
+        backfill_total ${t.int64} NOT NULL DEFAULT 0,
+        backfill_published ${t.int64} NOT NULL DEFAULT 0
       )${t.keyedTable};
       -- An owner on HubSpot's authorize page: the state given there (as its hash), for one use and
       -- ten minutes; after the code's exchange, the tokens wait here while the owner picks an inbox.
