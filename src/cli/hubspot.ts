@@ -115,7 +115,7 @@ export function registerHubspotCommands(program: Command, globals: () => GlobalO
         }
         const backfill = (await store.hubspot.get(hub.id))?.backfill;
         process.stdout.write(
-          `${JSON.stringify({ hubId: hub.id, from: new Date(backfill?.from ?? from).toISOString(), published: backfill?.published ?? 0, total: backfill?.total ?? 0, done: backfill?.done ?? false })}\n`,
+          `${JSON.stringify({ hubId: hub.id, from: options.from === undefined ? null : new Date(backfill?.from ?? from).toISOString(), published: backfill?.published ?? 0, total: backfill?.total ?? 0, done: backfill?.done ?? false })}\n`,
         );
       });
     });
