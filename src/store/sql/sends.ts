@@ -159,10 +159,10 @@ export async function leaseSends(
   if (candidates.length === 0) return [];
   // Still free: of two nodes that chose the same row, the second updates nothing. One statement
   // for all (a round trip each was most of a lease's time on PostgreSQL).
-  const rows = await tx.all<SendRow & { seq: number }>(
+  const rows = await tx.all<SendRow>(
     `UPDATE sends SET leased_until = ?
      WHERE id IN (${candidates.map(() => '?').join(', ')}) AND state = 'pending' AND leased_until <= ?
-     RETURNING ${COLUMNS}, seq`,
+     RETURNING ${COLUMNS}`,
     [leasedUntil, ...candidates.map((c) => c.id), now],
   );
   // In the queue's order, as chosen.
@@ -172,8 +172,13 @@ export async function leaseSends(
     .map((row) => ({ ...toSend(row), leasedUntil }));
 }
 
-/** A send still pending under the lease that pushed it: `[id, leasedUntil, 'pending']`. */
+/** A send still pending under the lease that pushed it (its values: heldBy). */
 const LEASE_HELD = 'WHERE id = ? AND leased_until = ? AND state = ?';
+const heldBy = (result: { id: string; leasedUntil: number }): SqlValue[] => [
+  result.id,
+  result.leasedUntil,
+  'pending',
+];
 
 export async function settleSend(
   tx: Transaction,
@@ -182,7 +187,7 @@ export async function settleSend(
   lock = '',
 ): Promise<boolean> {
   const where = LEASE_HELD;
-  const key = [result.id, result.leasedUntil, 'pending'];
+  const key = heldBy(result);
   if (result.state === 'pending') {
     return (
       (await tx.run(
@@ -304,18 +309,18 @@ export function sendsPort(engine: Engine, hooks: SentMessagesHooks): SendsPort {
             held.map((c) => ({ hubId: c.hubId, operations: c.operations, now: c.now })),
           );
           const outcome = new Map<Completion, { stored: GroupOutcome } | { error: unknown }>();
+          const ended: Completion[] = [];
           for (const [i, c] of held.entries()) {
             const one = stored[i] ?? { failed: new Error('nothing stored') };
             if ('failed' in one) outcome.set(c, { error: one.failed });
-            else if (
-              await markSent(tx, c.result, c.now, LEASE_HELD, [c.result.id, c.result.leasedUntil, 'pending'])
-            )
+            else if (await markSent(tx, c.result, c.now, LEASE_HELD, heldBy(c.result))) {
               outcome.set(c, { stored: one });
+              ended.push(c);
+            }
           }
           // The next sends of these contacts become heads last, under their locks: the locks are held
           // from here to the commit, not for the whole batch, so a send accepted meanwhile for one of
           // these friends waits a moment, not for every completion of the batch.
-          const ended = held.filter((c) => outcome.get(c) && 'stored' in (outcome.get(c) ?? {}));
           await lockContacts(tx, engine.contactSendsLock, ended);
           await moveHeads(tx, ended);
           return batch.map((c) => outcome.get(c));
