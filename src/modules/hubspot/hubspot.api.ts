@@ -80,6 +80,12 @@ async function call<T>(
 
 const base = (url: string) => url.replace(/\/+$/, '');
 
+/** HubSpot's id of what it made (a string, or a number in some answers), or `fallback`. */
+function idOf(body: unknown, fallback?: string): { id: string } | undefined {
+  const id = (body as { id?: unknown } | undefined)?.id ?? fallback;
+  return typeof id === 'string' || typeof id === 'number' ? { id: String(id) } : undefined;
+}
+
 export interface DeliveryIdentifier {
   type: 'CHANNEL_SPECIFIC_OPAQUE_ID';
   value: string;
@@ -112,10 +118,7 @@ export function publishMessage(
       headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json' },
       body: JSON.stringify(message),
     },
-    (body) => {
-      const id = (body as { id?: unknown } | undefined)?.id;
-      return typeof id === 'string' || typeof id === 'number' ? { id: String(id) } : undefined;
-    },
+    (body) => idOf(body),
   );
 }
 
@@ -275,10 +278,7 @@ export function createChannelAccount(
       headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json' },
       body: JSON.stringify({ ...account, authorized: true }),
     },
-    (body) => {
-      const id = (body as { id?: unknown } | undefined)?.id;
-      return typeof id === 'string' || typeof id === 'number' ? { id: String(id) } : undefined;
-    },
+    (body) => idOf(body),
   );
 }
 
@@ -348,9 +348,6 @@ export function registerChannel(
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(channelDefinition(webhookUrl)),
     },
-    (body) => {
-      const id = (body as { id?: unknown } | undefined)?.id ?? existingId;
-      return typeof id === 'string' || typeof id === 'number' ? { id: String(id) } : undefined;
-    },
+    (body) => idOf(body, existingId),
   );
 }

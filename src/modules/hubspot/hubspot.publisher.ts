@@ -98,6 +98,8 @@ interface Stop {
 export class HubspotPublisher {
   private readonly clock: () => number;
   private readonly busy = new Set<string>();
+  /** The hubs connected now, as the last pass read them (which changes kick a pass). */
+  private connected = new Set<string>();
   private readonly publishing = new Set<Promise<void>>();
   private running: Promise<void> | undefined;
   private again = false;
@@ -112,7 +114,11 @@ export class HubspotPublisher {
   start(): void {
     if (!this.stopped) return;
     this.stopped = false;
-    this.unlisten = this.options.store.changes.onChange(() => this.kick());
+    // Only a change of a connected hub (or a lost touch with the other nodes) is worth a pass: a
+    // pass leases, a write, and every webhook of every hub commits a change.
+    this.unlisten = this.options.store.changes.onChange((hubId) => {
+      if (hubId === undefined || this.connected.has(hubId)) this.kick();
+    });
     this.kick();
   }
 
@@ -150,6 +156,9 @@ export class HubspotPublisher {
   private async pass(): Promise<void> {
     const free = CONCURRENCY - this.busy.size;
     if (free <= 0) return;
+    // A read first: with no hub connected (most stores), a pass writes nothing.
+    this.connected = new Set(await this.options.store.hubspot.connectedHubs());
+    if (this.connected.size === 0) return;
     const now = this.clock();
     const leased = await this.options.store.hubspot.lease(now, now + LEASE_MS, free);
     for (const connection of leased) {

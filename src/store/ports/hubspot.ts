@@ -40,6 +40,8 @@ export interface HubspotPort {
     >,
   ): Promise<HubspotConnection>;
   get(hubId: string): Promise<HubspotConnection | undefined>;
+  /** The hubs connected now (not disconnected). */
+  connectedHubs(): Promise<string[]>;
   /** Stops publishing the hub; false when it was not connected. */
   disconnect(hubId: string, now: number): Promise<boolean>;
   /** New tokens after a refresh (kept whatever the lease: a token is the hub's, not the lease's). */

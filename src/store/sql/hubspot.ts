@@ -155,6 +155,12 @@ export function hubspotPort(engine: Engine): HubspotPort {
         }),
       connect: (connection) => engine.writeChanges([connection.hubId], (tx) => connect(tx, connection)),
       get: (hubId) => getConnection(engine.reads, hubId),
+      connectedHubs: async () =>
+        (
+          await engine.reads.all<{ hub_id: string }>(
+            'SELECT hub_id FROM hubspot_connections WHERE disconnected_at IS NULL',
+          )
+        ).map((row) => row.hub_id),
       disconnect: (hubId, now) =>
         engine.write(
           async (tx) =>
