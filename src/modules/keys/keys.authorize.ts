@@ -193,6 +193,14 @@ export function authorizePartTwo<R extends boolean>(
   return authorize(deps, { presented, hubId: request.hubId, endpoint, audit: request.audit });
 }
 
+/** The hub a key check hook read for a request (its endpoint reads the hub), for the handler. */
+const hubsChecked = new WeakMap<FastifyRequest, Hub>();
+
+/** The hub keyCheckHook found for this request, when its endpoint reads the hub. */
+export function checkedHub(request: FastifyRequest): Hub | undefined {
+  return hubsChecked.get(request);
+}
+
 /**
  * The onRequest hook of a scope of §9-13 routes whose whole work needs the key (webhooks' admin API,
  * erasure): the key checked from the headers and query before the path's parameters and before any
@@ -210,6 +218,7 @@ export function keyCheckHook(
       authorization: request.headers.authorization,
       audit: request.audit ?? undefined,
     });
+    if (access.hub) hubsChecked.set(request, access.hub);
     reply.headers(await access.admit());
   };
 }

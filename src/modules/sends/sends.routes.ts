@@ -6,7 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { JSON_TYPE, NO_STORE } from '../../lib/http.js';
 import type { PathMethods } from '../../lib/methods.js';
 import { checkedByHandler } from '../../lib/schemas.js';
-import { type AuthorizeDeps, keyCheckHook, partTwoEndpoint } from '../keys/keys.authorize.js';
+import { type AuthorizeDeps, checkedHub, keyCheckHook, partTwoEndpoint } from '../keys/keys.authorize.js';
 import { sendErrors } from './sends.errors.js';
 import { getSendRouteSchema, sendMessagesRouteSchema } from './sends.schemas.js';
 import type { SendService } from './sends.usecases.js';
@@ -33,8 +33,8 @@ export function registerSendRoutes(app: FastifyInstance, deps: SendRouteDeps): v
       validatorCompiler: checkedByHandler,
       handler: async (request, reply) => {
         reply.header('Cache-Control', NO_STORE);
-        // The key hook found the hub (SEND reads it); gone since, it is the key's refusal.
-        const hub = await deps.authorize.getHub(request.params.hubId);
+        // The key hook found the hub (SEND reads it): not read again.
+        const hub = checkedHub(request);
         if (!hub) throw SEND.refusals.forbidden();
         const { send } = await deps.sends.accept(hub, request.params.lineId, request.body);
         return reply.code(202).type(JSON_TYPE).send({ send });

@@ -149,26 +149,22 @@ export async function leaseSends(
   max: number,
 ): Promise<LeasedSend[]> {
   // The oldest due sends that are their contact's oldest unfinished one, the head of its queue
-  // (which may be leased by another node: then it is not due here), through sends_heads_due.
-  const candidates = await tx.all<{ id: string }>(
-    `SELECT s.id FROM sends AS s
-     WHERE s.state = 'pending' AND s.head = 1 AND s.next_attempt_at <= ? AND s.leased_until <= ?
-     ORDER BY s.next_attempt_at, s.seq LIMIT ?`,
-    [now, now, Math.min(max, LEASE_WINDOW)],
-  );
-  if (candidates.length === 0) return [];
-  // Still free: of two nodes that chose the same row, the second updates nothing. One statement
-  // for all (a round trip each was most of a lease's time on PostgreSQL).
-  const rows = await tx.all<SendRow>(
+  // (which may be leased by another node: then it is not due here), through sends_heads_due, marked
+  // in the same statement (a round trip a step was most of a lease's time on PostgreSQL). Still
+  // free: of two nodes that chose the same row, the second updates nothing (PostgreSQL checks the
+  // condition again on the row it waited for).
+  const rows = await tx.all<SendRow & { seq: number }>(
     `UPDATE sends SET leased_until = ?
-     WHERE id IN (${candidates.map(() => '?').join(', ')}) AND state = 'pending' AND leased_until <= ?
-     RETURNING ${COLUMNS}`,
-    [leasedUntil, ...candidates.map((c) => c.id), now],
+     WHERE id IN (SELECT s.id FROM sends AS s
+       WHERE s.state = 'pending' AND s.head = 1 AND s.next_attempt_at <= ? AND s.leased_until <= ?
+       ORDER BY s.next_attempt_at, s.seq LIMIT ?)
+     AND state = 'pending' AND leased_until <= ?
+     RETURNING ${COLUMNS}, seq`,
+    [leasedUntil, now, now, Math.min(max, LEASE_WINDOW), now],
   );
-  // In the queue's order, as chosen.
-  const order = new Map(candidates.map((c, i) => [c.id, i]));
+  // In the queue's order.
   return rows
-    .sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0))
+    .sort((a, b) => Number(a.next_attempt_at) - Number(b.next_attempt_at) || Number(a.seq) - Number(b.seq))
     .map((row) => ({ ...toSend(row), leasedUntil }));
 }
 
