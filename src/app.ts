@@ -51,6 +51,7 @@ import { AnswerCache, watchHistory } from './modules/messages/messages.cache.js'
 import { answerMalformedUrl, registerMessagesRoutes } from './modules/messages/messages.routes.js';
 import { answersEncodedHere } from './modules/messages/messages.usecases.js';
 import { registerMetricsRoutes } from './modules/metrics/metrics.routes.js';
+import { BYTES_A_MESSAGE, ReportColumns } from './modules/reports/reports.columns.js';
 import { registerReportRoutes } from './modules/reports/reports.routes.js';
 import { RetentionWorker } from './modules/retention/retention.worker.js';
 import { registerSearchRoutes } from './modules/search/search.routes.js';
@@ -134,6 +135,8 @@ export interface AppDeps {
   webhookTimeoutMs?: number;
   /** CHATLOG_SEND_TIMEOUT_MS: a push to LINE not answered within this is tried again. */
   sendTimeoutMs?: number;
+  /** CHATLOG_REPORTS_MEMORY_MB: memory for the messages reports count. */
+  reportsMemoryMb?: number;
   /** Runs this node's workers (webhook deliveries, media downloads, pruning) while the app listens; default true. */
   runWorkers?: boolean;
 }
@@ -279,7 +282,12 @@ export function buildApp(deps: AppDeps): App {
     feed: threads,
   });
   registerSearchRoutes(app, { store: deps.store, authorize: messagesDeps.authorize, methods });
-  registerReportRoutes(app, { store: deps.store, authorize: messagesDeps.authorize, methods });
+  const reports = new ReportColumns(deps.store, {
+    maxMessages: Math.floor(
+      ((deps.reportsMemoryMb ?? settingDefault('reportsMemoryMb')) * 1024 * 1024) / BYTES_A_MESSAGE,
+    ),
+  });
+  registerReportRoutes(app, { reports, authorize: messagesDeps.authorize, methods });
   const changesKeepDays = deps.changesKeepDays ?? settingDefault('changesKeepDays');
   registerMcpRoutes(app, {
     tools: {
@@ -419,7 +427,7 @@ export function buildApp(deps: AppDeps): App {
     publicUrl: deps.publicUrl,
     methods,
     webhooks: new AccountWebhooks(webhooks),
-    conversations: new AccountConversations({ store: deps.store, blobs: deps.blobs, clock, sends }),
+    conversations: new AccountConversations({ store: deps.store, blobs: deps.blobs, clock, sends, reports }),
     hubspot: new HubspotConnections({
       store: deps.store,
       secrets: deps.secrets,

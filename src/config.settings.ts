@@ -287,6 +287,12 @@ export const SETTINGS = {
     doc: 'a push of a reply that LINE has not answered within this long is tried again later (with the same retry key); a node that died holds its sends this plus 15 s',
     parse: integer(100, 120_000),
   }),
+  reportsMemoryMb: withDefault({
+    env: 'CHATLOG_REPORTS_MEMORY_MB',
+    default: '256',
+    doc: "memory a node gives the messages reports count (22 bytes a message, read from the store at a hub's first report and after an unsend, erasure or retention); the hubs least recently reported are let go past it",
+    parse: integer(1, 1_048_576),
+  }),
   changesKeepDays: withDefault({
     env: 'CHATLOG_CHANGES_KEEP_DAYS',
     default: '90',

@@ -75,6 +75,7 @@ export function appSettings(config: Config) {
     webhookAllowPrivate: config.webhookAllowPrivate,
     webhookTimeoutMs: config.webhookTimeoutMs,
     sendTimeoutMs: config.sendTimeoutMs,
+    reportsMemoryMb: config.reportsMemoryMb,
     publicUrl: config.publicUrl,
     metricsToken: config.metricsToken,
   };

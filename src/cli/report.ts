@@ -5,6 +5,7 @@
  */
 import type { Command } from 'commander';
 import { UserError } from '../lib/errors.js';
+import { ReportColumns } from '../modules/reports/reports.columns.js';
 import type { Report, ReportFigures } from '../modules/reports/reports.compute.js';
 import { reportCsv } from '../modules/reports/reports.csv.js';
 import { buildReport, readReportDays } from '../modules/reports/reports.usecases.js';
@@ -76,7 +77,7 @@ export function registerReportCommand(program: Command, globals: () => GlobalOpt
             to: '--to',
             tz: '--tz',
           });
-          const report = await buildReport(runtime.store, { hubId, ...days });
+          const report = await buildReport(new ReportColumns(runtime.store), { hubId, ...days });
           if (options.json) process.stdout.write(`${JSON.stringify(report)}\n`);
           else if (options.csv) process.stdout.write(reportCsv(report));
           else process.stdout.write(reportText(report));

@@ -244,16 +244,21 @@ export interface SendsPort {
 }
 
 /**
- * What a report (CONTRACT §17) counts, in columns: the hub's messages created in the range, in the
- * order section 3 gives them (created, then received), each by its contact's row id, its time and
- * whether it is from the account (sender `You` as section 3 renders it: 1, else 0); and for each
- * contact among them with a message before the range, whether its last one was from the account.
+ * A message as a report (CONTRACT §17) counts it: its row id and feed seq, its contact's row id, its
+ * time, and whether it is from the account (sender `You` as section 3 renders it).
  */
-export interface ReportScan {
-  contact: number[];
-  createdAt: number[];
-  fromAccount: Uint8Array;
-  before: Map<number, boolean>;
+export interface ReportMessage {
+  id: number;
+  seq: number;
+  contact: number;
+  createdAt: number;
+  fromAccount: boolean;
+}
+
+/** Where a hub's messages are: history moves with every change but an appended message (migration 6). */
+export interface ReportPosition {
+  history: number;
+  lastSeq: number;
 }
 
 /** A friend waiting for an answer: its last message is its own, and none of the account's follows. */
@@ -265,8 +270,16 @@ export interface WaitingContact {
 }
 
 export interface ReportsPort {
-  /** The messages of [fromMs, toMsExclusive) and their contacts' last message before fromMs. */
-  scan(hubId: string, fromMs: number, toMsExclusive: number): Promise<ReportScan>;
+  /** The hub's history version and last seq; undefined when there is no such hub. */
+  position(hubId: string): Promise<ReportPosition | undefined>;
+  /** Up to `limit` of the hub's messages after `after` in section 3's order (created, then id). */
+  messages(
+    hubId: string,
+    after: { createdAt: number; id: number } | null,
+    limit: number,
+  ): Promise<ReportMessage[]>;
+  /** The hub's messages whose seq is in (afterSeq, throughSeq], in seq order. */
+  appended(hubId: string, afterSeq: number, throughSeq: number): Promise<ReportMessage[]>;
   /** The friends waiting now, the longest wait first, at most `limit`; and how many wait in all. */
   waiting(hubId: string, limit: number): Promise<{ contacts: WaitingContact[]; total: number }>;
 }

@@ -14,6 +14,7 @@ import fs from 'node:fs';
 import { after, before, test } from 'node:test';
 import type { Browser } from 'playwright-core';
 import { daysBefore, localDayAt } from '../../src/lib/calendar.js';
+import { ReportColumns } from '../../src/modules/reports/reports.columns.js';
 import { buildReport } from '../../src/modules/reports/reports.usecases.js';
 import { message, startTestServer, storeMessages, type TestServer } from '../helpers.js';
 import { launchChromium } from './chromium.js';
@@ -58,7 +59,12 @@ after(async () => {
 
 const defaultReport = () => {
   const today = localDayAt(Date.now(), ZONE);
-  return buildReport(server.store, { hubId: HUB, from: daysBefore(today, 27), to: today, timeZone: ZONE });
+  return buildReport(new ReportColumns(server.store), {
+    hubId: HUB,
+    from: daysBefore(today, 27),
+    to: today,
+    timeZone: ZONE,
+  });
 };
 
 test('en-US, 1280 px: Reports shows the charts, Show table gives the API’s numbers, the CSV the same', async () => {

@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { after, before, test } from 'node:test';
+import { ReportColumns } from '../../src/modules/reports/reports.columns.js';
 import { buildReport } from '../../src/modules/reports/reports.usecases.js';
 import { BIN } from '../fixtures/serve.js';
 import { createTestStore, message, storeMessages, type TestStore, withoutSettings } from '../helpers.js';
@@ -41,7 +42,7 @@ function report(...args: string[]): Promise<{ code: number | null; stdout: strin
 test('chatlog report: --json is the report, --csv its days, the text its totals in words', async () => {
   const json = await report('--from', '2026-11-01', '--to', '2026-11-04', '--json');
   assert.equal(json.code, 0, json.stderr);
-  const expected = await buildReport(t.store, {
+  const expected = await buildReport(new ReportColumns(t.store), {
     hubId: HUB,
     from: { year: 2026, month: 11, day: 1 },
     to: { year: 2026, month: 11, day: 4 },

@@ -22,6 +22,7 @@ import { personalDataZip } from '../contacts/contacts.export.js';
 import { contactMessagePages } from '../contacts/contacts.pages.js';
 import { type ServableContent, servableContent } from '../content/content.usecases.js';
 import { messageRows, messagesRange } from '../messages/messages.usecases.js';
+import type { ReportColumns } from '../reports/reports.columns.js';
 import type { Report } from '../reports/reports.compute.js';
 import { buildReport } from '../reports/reports.usecases.js';
 import { termsOf } from '../search/search.usecases.js';
@@ -72,6 +73,8 @@ export interface ConversationDeps {
   clock: () => number;
   /** Replies to LINE friends (CONTRACT §16); without it, no reply box. */
   sends?: SendService | undefined;
+  /** The hubs' messages as reports count them (the API's). */
+  reports: ReportColumns;
 }
 
 export class AccountConversations {
@@ -211,7 +214,7 @@ export class AccountConversations {
   /** The hub's report (CONTRACT §17) of days already checked, in the hub's zone. */
   async report(signedIn: SignedIn, hubId: string, from: CalendarDay, to: CalendarDay): Promise<Report> {
     const hub = await this.hubOf(signedIn, hubId);
-    return buildReport(this.deps.store, { hubId, from, to, timeZone: hub.timeZone });
+    return buildReport(this.deps.reports, { hubId, from, to, timeZone: hub.timeZone });
   }
 
   /** A page of the hub's audit log (100 records), newest first, before `before` (`<at>.<id>`). */

@@ -1,8 +1,8 @@
 /**
  * A report's figures (CONTRACT §17) from one pass over the range's messages in the order section 3
- * gives them (created, then received), with each contact's message just before the range: the
- * store reads those (../../store/sql/reports.ts), this counts. No sort of the messages, one map
- * entry a contact; the response times alone are sorted, a day at a time, for their ranks.
+ * gives them (created, then received), with the side of each contact's message just before the
+ * range: the hub's columns (./reports.columns.ts) hold those, this counts. No sort of the messages,
+ * a typed array slot a contact; the response times alone are sorted, a day at a time, for their ranks.
  */
 import {
   type CalendarDay,
@@ -11,7 +11,6 @@ import {
   nextDay,
   startOfDayInZone,
 } from '../../lib/calendar.js';
-import type { ReportScan } from '../../store/store.js';
 
 export interface ResponseSeconds {
   median: number | null;
@@ -58,17 +57,6 @@ export function daysOf(
   }
   starts.push(startOfDayInZone(nextDay(to), timeZone));
   return { days, starts };
-}
-
-/** Nearest rank (the smallest value with at least `p` of them at or below it); null when empty. */
-export function nearestRank(sorted: readonly number[], p: number): number | null {
-  if (sorted.length === 0) return null;
-  return sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)] ?? null;
-}
-
-function responseSecondsOf(seconds: number[]): ResponseSeconds {
-  seconds.sort((a, b) => a - b);
-  return { median: nearestRank(seconds, 0.5), p90: nearestRank(seconds, 0.9) };
 }
 
 /** Monday 0 … Sunday 6, of a calendar day. */
@@ -120,19 +108,39 @@ class HourOfDay {
   }
 }
 
-interface ContactState {
-  /** The side of the contact's last message seen: true from the account. */
-  lastFromAccount: boolean | undefined;
-  /** The day index of its last message counted (contacts a day). */
-  lastDay: number;
-  /** The open wait: its start and day index, or -1. */
-  waitStart: number;
-  waitDay: number;
+/** Messages in section 3's order, [start, end) of them counted. */
+export interface ReportInput {
+  /** Each message's contact, as an index below `contacts`. */
+  contact: ArrayLike<number>;
+  createdAt: ArrayLike<number>;
+  /** 1: from the account. */
+  fromAccount: ArrayLike<number>;
+  /**
+   * The side of the contact's message before this one (-1: none, 0: the friend's, 1: the
+   * account's); read at each contact's first message counted.
+   */
+  previous: ArrayLike<number>;
+  start: number;
+  end: number;
+  /** How many contacts there are (each `contact` is below it). */
+  contacts: number;
+}
+
+/** Nearest ranks of a day's (or the range's) response times. */
+function ranksOf(seconds: readonly number[] | Float64Array): ResponseSeconds {
+  const sorted = Float64Array.from(seconds).sort();
+  return { median: nearestRankOf(sorted, 0.5), p90: nearestRankOf(sorted, 0.9) };
+}
+
+/** Nearest rank (the smallest value with at least `p` of them at or below it); null when empty. */
+function nearestRankOf(sorted: Float64Array, p: number): number | null {
+  if (sorted.length === 0) return null;
+  return sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)] ?? null;
 }
 
 export function computeReport(
   header: { hubId: string; timeZone: string; from: CalendarDay; to: CalendarDay },
-  scan: ReportScan,
+  input: ReportInput,
 ): Report {
   const { days, starts } = daysOf(header.from, header.to, header.timeZone);
   const figures = days.map(() => ({
@@ -146,14 +154,20 @@ export function computeReport(
   const seconds: number[][] = days.map(() => []);
   const hours = Array.from({ length: 7 }, () => new Array<number>(24).fill(0));
   const hourOfDay = new HourOfDay(header.timeZone);
-  const contacts = new Map<number, ContactState>();
+  // Each contact's state: the side of its last message seen (-2: not seen yet, -1: none before the
+  // range), the day index of its last message counted, and its open wait (start, or -1, and day).
+  const lastSide = new Int8Array(input.contacts).fill(-2);
+  const lastDay = new Int32Array(input.contacts).fill(-1);
+  const waitStart = new Float64Array(input.contacts).fill(-1);
+  const waitDay = new Int32Array(input.contacts);
+  let seen = 0;
 
   let dayIndex = -1;
   let dayEnd = starts[0] ?? 0;
   let hourOf: (at: number) => number = () => 0;
   let weekday = 0;
-  const { contact: contactIds, createdAt, fromAccount } = scan;
-  for (let i = 0; i < createdAt.length; i++) {
+  const { contact: contactOf, createdAt, fromAccount, previous } = input;
+  for (let i = input.start; i < input.end; i++) {
     const at = createdAt[i] as number;
     while (at >= dayEnd && dayIndex < days.length - 1) {
       dayIndex += 1;
@@ -162,39 +176,40 @@ export function computeReport(
       weekday = weekdayOf(days[dayIndex] as CalendarDay);
     }
     const day = figures[dayIndex];
-    if (day === undefined) continue; // outside the range (the store reads only inside it)
-    const id = contactIds[i] as number;
+    if (day === undefined || at >= dayEnd) continue; // outside the range (the caller gives only inside it)
+    const id = contactOf[i] as number;
     const account = fromAccount[i] === 1;
-    let state = contacts.get(id);
-    if (state === undefined) {
-      const before = scan.before.get(id);
-      state = { lastFromAccount: before, lastDay: -1, waitStart: -1, waitDay: -1 };
-      contacts.set(id, state);
+    if (lastSide[id] === -2) {
+      seen += 1;
+      const before = previous[i] as number;
+      lastSide[id] = before;
       // Its first message ever, of those kept, is this one.
-      if (before === undefined) day.newContacts += 1;
+      if (before === -1) day.newContacts += 1;
     }
-    if (state.lastDay !== dayIndex) {
-      state.lastDay = dayIndex;
+    if (lastDay[id] !== dayIndex) {
+      lastDay[id] = dayIndex;
       day.contacts += 1;
     }
     if (account) {
       day.fromAccount += 1;
-      if (state.waitStart >= 0) {
-        const waitDay = figures[state.waitDay];
-        if (waitDay) waitDay.answered += 1;
-        seconds[state.waitDay]?.push((at - state.waitStart) / 1000);
-        state.waitStart = -1;
+      const started = waitStart[id] as number;
+      if (started >= 0) {
+        const from = waitDay[id] as number;
+        (figures[from] as { answered: number }).answered += 1;
+        (seconds[from] as number[]).push((at - started) / 1000);
+        waitStart[id] = -1;
       }
     } else {
       day.fromFriends += 1;
       (hours[weekday] as number[])[hourOf(at)]! += 1;
-      if (state.lastFromAccount !== false) {
+      // A wait starts after the account's message, or at the contact's first.
+      if (lastSide[id] !== 0) {
         day.waits += 1;
-        state.waitStart = at;
-        state.waitDay = dayIndex;
+        waitStart[id] = at;
+        waitDay[id] = dayIndex;
       }
     }
-    state.lastFromAccount = account;
+    lastSide[id] = account ? 1 : 0;
   }
 
   const reportDays: ReportDay[] = figures.map((f, i) => ({
@@ -206,18 +221,18 @@ export function computeReport(
     waits: f.waits,
     answered: f.answered,
     unanswered: f.waits - f.answered,
-    responseSeconds: responseSecondsOf([...(seconds[i] as number[])]),
+    responseSeconds: ranksOf(seconds[i] as number[]),
   }));
   const sum = (pick: (d: ReportDay) => number) => reportDays.reduce((total, d) => total + pick(d), 0);
   const totals: ReportFigures = {
     fromFriends: sum((d) => d.fromFriends),
     fromAccount: sum((d) => d.fromAccount),
-    contacts: contacts.size,
+    contacts: seen,
     newContacts: sum((d) => d.newContacts),
     waits: sum((d) => d.waits),
     answered: sum((d) => d.answered),
     unanswered: sum((d) => d.unanswered),
-    responseSeconds: responseSecondsOf(seconds.flat()),
+    responseSeconds: ranksOf(seconds.flat()),
   };
   return {
     hubId: header.hubId,

@@ -29,7 +29,7 @@ export function registerReportRoutes(app: FastifyInstance, deps: ReportRouteDeps
         authorization: request.headers.authorization,
         audit: request.audit ?? undefined,
       });
-      const report = await buildReport(deps.store, checked.query);
+      const report = await buildReport(deps.reports, checked.query);
       return reply.headers(checked.headers).type(JSON_TYPE).send(JSON.stringify(report));
     },
   });

@@ -1,0 +1,278 @@
+/**
+ * Each hub's messages as a report counts them (CONTRACT §17), held in memory as columns: contact,
+ * time, row id, side, and the side of the contact's message before each. A report counts a slice
+ * of them (./reports.compute.ts) with no read of the messages, however long the range.
+ *
+ * - Read whole once, a page at a time, in section 3's order (created, then id).
+ * - Kept current from the store before each report: the hub's history version and last seq are
+ *   read (one small query). The same history means that everything written since is appended
+ *   messages (schema.ts migration 6): those with a later seq are read and put in their places. A
+ *   new history (an unsend, an erasure, retention, an import, a renamed contact) reads the hub whole
+ *   again. So a report counts every write answered before it was asked, on any node.
+ * - Hubs least recently reported are let go past `maxMessages` messages held in all.
+ */
+import type { ReportMessage, ReportsPort } from '../../store/store.js';
+import type { ReportInput } from './reports.compute.js';
+
+/** Messages a page when a hub is read whole. */
+const PAGE = 20_000;
+/** Bytes a message held takes (contact 4, time 8, id 8, side 1, side before 1). */
+export const BYTES_A_MESSAGE = 22;
+/** Times a hub is read whole again when its history moved while it was being read. */
+const BUILD_TRIES = 3;
+
+type Side = -1 | 0 | 1;
+
+/** One hub's messages in section 3's order. */
+export class HubColumns {
+  count = 0;
+  contact = new Int32Array(0);
+  createdAt = new Float64Array(0);
+  id = new Float64Array(0);
+  fromAccount = new Uint8Array(0);
+  previous = new Int8Array(0);
+  /** Each contact's row id as a dense index, and the side of each contact's newest message. */
+  private readonly dense = new Map<number, number>();
+  private newest = new Int8Array(0);
+
+  constructor(
+    readonly history: number,
+    public seq: number,
+  ) {}
+
+  get contacts(): number {
+    return this.dense.size;
+  }
+
+  /** The messages created in [fromMs, toMsExclusive), for ./reports.compute.ts. */
+  slice(fromMs: number, toMsExclusive: number): ReportInput {
+    return {
+      contact: this.contact,
+      createdAt: this.createdAt,
+      fromAccount: this.fromAccount,
+      previous: this.previous,
+      start: this.firstAtOrAfter(fromMs),
+      end: this.firstAtOrAfter(toMsExclusive),
+      contacts: this.contacts,
+    };
+  }
+
+  /** Messages that come after every one held (a page of the whole read). */
+  pushInOrder(messages: readonly ReportMessage[]): void {
+    this.reserve(messages.length);
+    for (const m of messages) {
+      const c = this.denseOf(m.contact);
+      const i = this.count++;
+      this.set(i, c, m);
+      this.previous[i] = this.newest[c] as Side;
+      this.newest[c] = m.fromAccount ? 1 : 0;
+    }
+  }
+
+  /** A message stored since: at its place in section 3's order (near the end, as appends are). */
+  insert(m: ReportMessage): void {
+    const at = this.firstAfter(m.createdAt, m.id);
+    if (at > 0 && this.createdAt[at - 1] === m.createdAt && this.id[at - 1] === m.id) return; // held
+    if (at === this.count) {
+      this.pushInOrder([m]);
+      return;
+    }
+    this.reserve(1);
+    for (const column of [this.contact, this.createdAt, this.id, this.fromAccount, this.previous])
+      column.copyWithin(at + 1, at, this.count);
+    this.count += 1;
+    const c = this.denseOf(m.contact);
+    this.set(at, c, m);
+    const side: Side = m.fromAccount ? 1 : 0;
+    let before: Side = -1;
+    for (let i = at - 1; i >= 0; i--) {
+      if (this.contact[i] === c) {
+        before = this.fromAccount[i] === 1 ? 1 : 0;
+        break;
+      }
+    }
+    this.previous[at] = before;
+    for (let i = at + 1; i < this.count; i++) {
+      if (this.contact[i] === c) {
+        this.previous[i] = side;
+        return;
+      }
+    }
+    this.newest[c] = side;
+  }
+
+  private set(i: number, c: number, m: ReportMessage): void {
+    this.contact[i] = c;
+    this.createdAt[i] = m.createdAt;
+    this.id[i] = m.id;
+    this.fromAccount[i] = m.fromAccount ? 1 : 0;
+  }
+
+  private denseOf(contactId: number): number {
+    let c = this.dense.get(contactId);
+    if (c === undefined) {
+      c = this.dense.size;
+      this.dense.set(contactId, c);
+      if (c >= this.newest.length) {
+        const grown = new Int8Array(Math.max(64, this.newest.length * 2));
+        grown.set(this.newest);
+        this.newest = grown;
+      }
+      this.newest[c] = -1;
+    }
+    return c;
+  }
+
+  /** Room for `more` messages (the columns grow by half as much again). */
+  private reserve(more: number): void {
+    const needed = this.count + more;
+    if (needed <= this.createdAt.length) return;
+    const size = Math.max(needed, Math.ceil(this.createdAt.length * 1.5), 1024);
+    const grow = <T extends Int32Array | Float64Array | Uint8Array | Int8Array>(
+      old: T,
+      make: (n: number) => T,
+    ): T => {
+      const grown = make(size);
+      grown.set(old.subarray(0, this.count) as never);
+      return grown;
+    };
+    this.contact = grow(this.contact, (n) => new Int32Array(n));
+    this.createdAt = grow(this.createdAt, (n) => new Float64Array(n));
+    this.id = grow(this.id, (n) => new Float64Array(n));
+    this.fromAccount = grow(this.fromAccount, (n) => new Uint8Array(n));
+    this.previous = grow(this.previous, (n) => new Int8Array(n));
+  }
+
+  /** The first index whose time is at or after `at`. */
+  private firstAtOrAfter(at: number): number {
+    let low = 0;
+    let high = this.count;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if ((this.createdAt[mid] as number) < at) low = mid + 1;
+      else high = mid;
+    }
+    return low;
+  }
+
+  /** The first index after (createdAt, id) in section 3's order. */
+  private firstAfter(createdAt: number, id: number): number {
+    let low = 0;
+    let high = this.count;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      const t = this.createdAt[mid] as number;
+      if (t < createdAt || (t === createdAt && (this.id[mid] as number) <= id)) low = mid + 1;
+      else high = mid;
+    }
+    return low;
+  }
+}
+
+/** The hubs' columns of one process, each kept current before it is counted. */
+export class ReportColumns {
+  /** Least recently reported first. */
+  private readonly hubs = new Map<string, HubColumns>();
+  /** Per hub: the refresh under way, and the one that starts after it (for callers that came meanwhile). */
+  private readonly running = new Map<string, Promise<HubColumns | undefined>>();
+  private readonly queued = new Map<string, Promise<HubColumns | undefined>>();
+
+  constructor(
+    private readonly store: { reports: ReportsPort },
+    private readonly options: { maxMessages?: number } = {},
+  ) {}
+
+  /** How many messages are held, of all hubs. */
+  get held(): number {
+    let total = 0;
+    for (const hub of this.hubs.values()) total += hub.count;
+    return total;
+  }
+
+  /**
+   * The hub's columns with every write answered before this call (undefined: no such hub). A
+   * refresh under way may have read the hub's position before that write: a caller then waits for
+   * the next one.
+   */
+  of(hubId: string): Promise<HubColumns | undefined> {
+    const queued = this.queued.get(hubId);
+    if (queued) return queued;
+    const running = this.running.get(hubId);
+    const start = (): Promise<HubColumns | undefined> => {
+      this.queued.delete(hubId);
+      const refresh = this.refresh(hubId).finally(() => {
+        if (this.running.get(hubId) === refresh) this.running.delete(hubId);
+      });
+      this.running.set(hubId, refresh);
+      return refresh;
+    };
+    if (!running) return start();
+    const next = running.catch(() => undefined).then(start);
+    this.queued.set(hubId, next);
+    return next;
+  }
+
+  private async refresh(hubId: string): Promise<HubColumns | undefined> {
+    const position = await this.store.reports.position(hubId);
+    if (!position) {
+      this.hubs.delete(hubId);
+      return undefined;
+    }
+    let hub = this.hubs.get(hubId);
+    if (hub && hub.history === position.history) {
+      if (position.lastSeq > hub.seq) {
+        const appended = await this.store.reports.appended(hubId, hub.seq, position.lastSeq);
+        for (const m of appended) hub.insert(m);
+        hub.seq = position.lastSeq;
+      }
+    } else {
+      this.hubs.delete(hubId);
+      hub = await this.readWhole(hubId, position);
+      if (!hub) return undefined;
+    }
+    // The most recently reported last.
+    this.hubs.delete(hubId);
+    this.hubs.set(hubId, hub);
+    this.letGo(hubId);
+    return hub;
+  }
+
+  /**
+   * The hub read whole, as of `position`: messages stored after it (a later seq) are left to the
+   * next refresh. A history that moves meanwhile (a message gone) means reading again.
+   */
+  private async readWhole(
+    hubId: string,
+    first: { history: number; lastSeq: number },
+  ): Promise<HubColumns | undefined> {
+    let position = first;
+    for (let attempt = 1; ; attempt++) {
+      const hub = new HubColumns(position.history, position.lastSeq);
+      let after: { createdAt: number; id: number } | null = null;
+      for (;;) {
+        const page = await this.store.reports.messages(hubId, after, PAGE);
+        hub.pushInOrder(page.filter((m) => m.seq <= position.lastSeq));
+        const last = page[page.length - 1];
+        if (!last || page.length < PAGE) break;
+        after = { createdAt: last.createdAt, id: last.id };
+      }
+      const now = await this.store.reports.position(hubId);
+      if (!now) return undefined;
+      if (now.history === position.history || attempt >= BUILD_TRIES) return hub;
+      position = now;
+    }
+  }
+
+  /** Lets go of the least recently reported hubs past the limit (never `keep`). */
+  private letGo(keep: string): void {
+    const max = this.options.maxMessages;
+    if (max === undefined) return;
+    let total = this.held;
+    for (const [hubId, hub] of this.hubs) {
+      if (total <= max) return;
+      if (hubId === keep) continue;
+      this.hubs.delete(hubId);
+      total -= hub.count;
+    }
+  }
+}

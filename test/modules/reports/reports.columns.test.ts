@@ -1,0 +1,78 @@
+/**
+ * A hub's report columns (src/modules/reports/reports.columns.ts): messages put in one at a time,
+ * in any order, hold the same columns as the same messages read whole in section 3's order (time,
+ * then id): the same order, and each message's side before it of its contact, which is what a
+ * report reads of a contact's history. Against a plain oracle, for random messages with many ties.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import fc from 'fast-check';
+import { HubColumns } from '../../../src/modules/reports/reports.columns.js';
+import type { ReportMessage } from '../../../src/store/store.js';
+
+const message = fc.record({
+  contact: fc.integer({ min: 1, max: 5 }),
+  createdAt: fc.integer({ min: 0, max: 12 }),
+  fromAccount: fc.boolean(),
+});
+
+/** Each message's contact, time, id, side, and the side of its contact's message before it. */
+function oracle(messages: readonly ReportMessage[]) {
+  const sorted = [...messages].sort((a, b) => a.createdAt - b.createdAt || a.id - b.id);
+  const last = new Map<number, number>();
+  return sorted.map((m) => {
+    const previous = last.get(m.contact) ?? -1;
+    last.set(m.contact, m.fromAccount ? 1 : 0);
+    return { contact: m.contact, createdAt: m.createdAt, id: m.id, fromAccount: m.fromAccount, previous };
+  });
+}
+
+function held(hub: HubColumns, contactIds: Map<number, number>) {
+  const rows = [];
+  for (let i = 0; i < hub.count; i++) {
+    rows.push({
+      contact: contactIds.get(hub.contact[i] as number),
+      createdAt: hub.createdAt[i],
+      id: hub.id[i],
+      fromAccount: hub.fromAccount[i] === 1,
+      previous: hub.previous[i],
+    });
+  }
+  return rows;
+}
+
+test('messages put in one at a time, in any order, are held as the same messages read whole', () => {
+  fc.assert(
+    fc.property(
+      fc.array(message, { maxLength: 40 }),
+      fc.nat(40),
+      fc.func(fc.integer()),
+      (drawn, wholeCount, shuffleKey) => {
+        const messages: ReportMessage[] = drawn.map((m, i) => ({ ...m, id: i + 1, seq: i + 1 }));
+        const sorted = [...messages].sort((a, b) => a.createdAt - b.createdAt || a.id - b.id);
+        // Some read whole first (in order), the rest put in one at a time in a random order.
+        const whole = sorted.slice(0, Math.min(wholeCount, sorted.length));
+        const rest = sorted.slice(whole.length).sort((a, b) => shuffleKey(a.id) - shuffleKey(b.id));
+        const hub = new HubColumns(0, 0);
+        hub.pushInOrder(whole);
+        for (const m of rest) hub.insert(m);
+        // Put in twice: held once.
+        for (const m of rest.slice(0, 3)) hub.insert(m);
+        // The dense index of each contact, back to its row id.
+        const contactIds = new Map<number, number>();
+        for (let i = 0; i < hub.count; i++) {
+          const id = messages.find((m) => m.id === hub.id[i])?.contact as number;
+          contactIds.set(hub.contact[i] as number, id);
+        }
+        assert.deepEqual(held(hub, contactIds), oracle(messages));
+        // A range is the messages created in it.
+        const input = hub.slice(3, 9);
+        assert.equal(
+          input.end - input.start,
+          messages.filter((m) => m.createdAt >= 3 && m.createdAt < 9).length,
+        );
+      },
+    ),
+    { numRuns: 500 },
+  );
+});
