@@ -272,11 +272,14 @@ export interface WaitingContact {
 export interface ReportsPort {
   /** The hub's history version and last seq; undefined when there is no such hub. */
   position(hubId: string): Promise<ReportPosition | undefined>;
+  /** The hub's contacts named `You`, by row id (their messages without a sender are the account's). */
+  namedYou(hubId: string): Promise<ReadonlySet<number>>;
   /** Up to `limit` of the hub's messages after `after` in section 3's order (created, then id). */
   messages(
     hubId: string,
     after: { createdAt: number; id: number } | null,
     limit: number,
+    namedYou: ReadonlySet<number>,
   ): Promise<ReportMessage[]>;
   /** The hub's messages whose seq is in (afterSeq, throughSeq], in seq order. */
   appended(hubId: string, afterSeq: number, throughSeq: number): Promise<ReportMessage[]>;

@@ -24,11 +24,14 @@ export interface ReportsPageArgs extends HubPage {
   problem?: string | undefined;
 }
 
+// The plot spans the width; the scale's top is written above its line, at the left (a column of
+// labels beside the plot clipped long ones: "277.8 h", "277.8 時間"). Room for text of 22 units,
+// the size a phone's narrow screen gets (account.css).
 const WIDTH = 720;
-const HEIGHT = 220;
-const LEFT = 48;
-const BOTTOM = 28;
-const TOP = 12;
+const HEIGHT = 230;
+const LEFT = 8;
+const BOTTOM = 34;
+const TOP = 30;
 
 const number = (value: number, language: string) => value.toLocaleString(language);
 
@@ -70,7 +73,7 @@ function barChart(
     .join('');
   const axis = `<line class="axis" x1="${LEFT}" y1="${TOP + plotHeight}" x2="${WIDTH - 8}" y2="${TOP + plotHeight}"></line>
 <line class="grid" x1="${LEFT}" y1="${TOP}" x2="${WIDTH - 8}" y2="${TOP}"></line>
-${svgText(LEFT - 6, TOP + 4, label(max), 'end')}${svgText(LEFT - 6, TOP + plotHeight + 4, '0', 'end')}
+${svgText(LEFT, TOP - 8, label(max))}
 ${svgText(LEFT, HEIGHT - 8, days[0] ?? '')}${days.length > 1 ? svgText(WIDTH - 8, HEIGHT - 8, days.at(-1) ?? '', 'end') : ''}`;
   return `<svg class="chart" viewBox="0 0 ${WIDTH} ${HEIGHT}" role="img" aria-labelledby="${id}-title ${id}-desc">
 <title id="${id}-title">${escapeHtml(title)}</title>
@@ -83,8 +86,8 @@ ${bars}
 /** The weekday × hour grid: each cell's darkness is its share of the busiest cell. */
 function hoursChart(id: string, rw: ReportWords, hours: number[][], desc: string): string {
   const cell = 26;
-  const left = 40;
-  const top = 22;
+  const left = 52;
+  const top = 30;
   const max = Math.max(1, ...hours.flat());
   const cells = hours
     .flatMap((row, w) =>
@@ -98,7 +101,7 @@ function hoursChart(id: string, rw: ReportWords, hours: number[][], desc: string
     .map((name, w) => svgText(left - 6, top + w * cell + 17, name, 'end'))
     .join('');
   const hourLabels = [0, 6, 12, 18, 23]
-    .map((h) => svgText(left + h * cell + 12, 15, String(h), 'middle'))
+    .map((h) => svgText(left + h * cell + 12, 22, String(h), 'middle'))
     .join('');
   const width = left + 24 * cell + 4;
   const height = top + 7 * cell + 4;

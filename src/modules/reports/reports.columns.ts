@@ -124,10 +124,19 @@ export class HubColumns {
   }
 
   /** Room for `more` messages (the columns grow by half as much again). */
-  private reserve(more: number): void {
+  reserve(more: number): void {
     const needed = this.count + more;
     if (needed <= this.createdAt.length) return;
-    const size = Math.max(needed, Math.ceil(this.createdAt.length * 1.5), 1024);
+    this.resize(Math.max(needed, Math.ceil(this.createdAt.length * 1.5), 1024));
+  }
+
+  /** Lets go of room well beyond what is held (a sixteenth is kept for what comes next). */
+  trim(): void {
+    const size = this.count + (this.count >>> 4) + 1024;
+    if (size < this.createdAt.length) this.resize(size);
+  }
+
+  private resize(size: number): void {
     const grow = <T extends Int32Array | Float64Array | Uint8Array | Int8Array>(
       old: T,
       make: (n: number) => T,
@@ -248,14 +257,18 @@ export class ReportColumns {
     let position = first;
     for (let attempt = 1; ; attempt++) {
       const hub = new HubColumns(position.history, position.lastSeq);
+      // A hub has at most as many messages as changes: room for them at once, not grown a page at a time.
+      hub.reserve(Math.min(position.lastSeq, this.options.maxMessages ?? position.lastSeq));
       let after: { createdAt: number; id: number } | null = null;
+      const named = await this.store.reports.namedYou(hubId);
       for (;;) {
-        const page = await this.store.reports.messages(hubId, after, PAGE);
+        const page = await this.store.reports.messages(hubId, after, PAGE, named);
         hub.pushInOrder(page.filter((m) => m.seq <= position.lastSeq));
         const last = page[page.length - 1];
         if (!last || page.length < PAGE) break;
         after = { createdAt: last.createdAt, id: last.id };
       }
+      hub.trim();
       const now = await this.store.reports.position(hubId);
       if (!now) return undefined;
       if (now.history === position.history || attempt >= BUILD_TRIES) return hub;

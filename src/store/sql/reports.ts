@@ -10,28 +10,40 @@ import type { Sql } from './executor.js';
 
 /**
  * From the account: the stored sender `You`; a message without one (the friend's) shows the
- * contact's name, so a friend named `You` reads as the account, as section 3 renders it.
+ * contact's name, so a friend named `You` reads as the account, as section 3 renders it. The
+ * columns read the sender alone (a join a row cost more than the rest): 1 `You`, 0 another, null none.
  */
-const FROM_ACCOUNT = `CASE WHEN m.sender IS NULL THEN (CASE WHEN c.name = 'You' THEN 1 ELSE 0 END)
-  WHEN m.sender = 'You' THEN 1 ELSE 0 END`;
-
-const REPORT_COLUMNS = `m.id AS id, m.seq AS seq, m.contact_id AS contact, m.created_at AS t, ${FROM_ACCOUNT} AS a`;
+const REPORT_COLUMNS = `m.id AS id, m.seq AS seq, m.contact_id AS contact, m.created_at AS t,
+  CASE WHEN m.sender IS NULL THEN NULL WHEN m.sender = 'You' THEN 1 ELSE 0 END AS a`;
 
 interface ReportRow {
   id: number;
   seq: number;
   contact: number;
   t: number;
-  a: number;
+  a: number | null;
 }
 
-const toMessage = (row: ReportRow): ReportMessage => ({
-  id: Number(row.id),
-  seq: Number(row.seq),
-  contact: Number(row.contact),
-  createdAt: Number(row.t),
-  fromAccount: Number(row.a) === 1,
-});
+/** The hub's contacts named `You`: a message of theirs without a sender is the account's. */
+export async function namedYou(sql: Sql, hubId: string): Promise<Set<number>> {
+  const rows = await sql.all<{ id: number }>(`SELECT id FROM contacts WHERE hub_id = ? AND name = 'You'`, [
+    hubId,
+  ]);
+  return new Set(rows.map((row) => Number(row.id)));
+}
+
+function toMessages(rows: readonly ReportRow[], named: ReadonlySet<number>): ReportMessage[] {
+  return rows.map((row) => {
+    const contact = Number(row.contact);
+    return {
+      id: Number(row.id),
+      seq: Number(row.seq),
+      contact,
+      createdAt: Number(row.t),
+      fromAccount: row.a === null ? named.has(contact) : Number(row.a) === 1,
+    };
+  });
+}
 
 export async function reportPosition(sql: Sql, hubId: string): Promise<ReportPosition | undefined> {
   const row = await sql.get<{ history_version: number; last_seq: number }>(
@@ -46,14 +58,15 @@ export async function reportMessages(
   hubId: string,
   after: { createdAt: number; id: number } | null,
   limit: number,
+  named: ReadonlySet<number>,
 ): Promise<ReportMessage[]> {
   const rows = await sql.all<ReportRow>(
-    `SELECT ${REPORT_COLUMNS} FROM messages AS m JOIN contacts AS c ON c.id = m.contact_id
+    `SELECT ${REPORT_COLUMNS} FROM messages AS m
      WHERE m.hub_id = ?${after ? ' AND (m.created_at, m.id) > (?, ?)' : ''}
      ORDER BY m.created_at, m.id LIMIT ?`,
     after ? [hubId, after.createdAt, after.id, limit] : [hubId, limit],
   );
-  return rows.map(toMessage);
+  return toMessages(rows, named);
 }
 
 export async function reportAppended(
@@ -62,15 +75,19 @@ export async function reportAppended(
   afterSeq: number,
   throughSeq: number,
 ): Promise<ReportMessage[]> {
+  // A few messages: the names of their contacts, for those without a sender, looked up for them.
   const rows = await sql.all<ReportRow>(
-    `SELECT ${REPORT_COLUMNS} FROM messages AS m JOIN contacts AS c ON c.id = m.contact_id
-     WHERE m.hub_id = ? AND m.seq > ? AND m.seq <= ? ORDER BY m.seq`,
+    `SELECT m.id AS id, m.seq AS seq, m.contact_id AS contact, m.created_at AS t,
+       CASE WHEN m.sender IS NULL
+         THEN (SELECT CASE WHEN c.name = 'You' THEN 1 ELSE 0 END FROM contacts AS c WHERE c.id = m.contact_id)
+         WHEN m.sender = 'You' THEN 1 ELSE 0 END AS a
+     FROM messages AS m WHERE m.hub_id = ? AND m.seq > ? AND m.seq <= ? ORDER BY m.seq`,
     [hubId, afterSeq, throughSeq],
   );
-  return rows.map(toMessage);
+  return toMessages(rows, new Set());
 }
 
-/** A message of contact `c` is the account's (as FROM_ACCOUNT says, as a condition). */
+/** A message of contact `c` is the account's (as the columns' side says, as a condition). */
 const ACCOUNTS = `(m.sender = 'You' OR (m.sender IS NULL AND c.name = 'You'))`;
 
 /**
@@ -114,7 +131,8 @@ export function reportsPort(engine: Engine): ReportsPort {
     'reports',
     {
       position: (hubId) => reportPosition(engine.reads, hubId),
-      messages: (hubId, after, limit) => reportMessages(engine.reads, hubId, after, limit),
+      namedYou: (hubId) => namedYou(engine.reads, hubId),
+      messages: (hubId, after, limit, named) => reportMessages(engine.reads, hubId, after, limit, named),
       appended: (hubId, afterSeq, throughSeq) => reportAppended(engine.reads, hubId, afterSeq, throughSeq),
       waiting: (hubId, limit) => waitingContacts(engine.reads, hubId, limit),
     },
