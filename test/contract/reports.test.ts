@@ -217,8 +217,8 @@ test('the figures equal an oracle over the read API, whatever the hub, the zone 
           return all.json as ReadContact[];
         };
         // Some messages at once, a report (the hub's columns read whole), then the rest one request
-        // at a time, each followed by a report (appended in their places, or read whole again when
-        // one is older than the hub's recent messages), then the other changes.
+        // at a time in a random order of times, each followed by a report (each message taken in at
+        // its place), then the changes of history (the columns read whole again).
         const split = Math.min(writes.split, operations.length);
         await server.store.messages.ingest(hubId, operations.slice(0, split), Date.now());
         await check();
