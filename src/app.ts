@@ -51,7 +51,7 @@ import { AnswerCache, watchHistory } from './modules/messages/messages.cache.js'
 import { answerMalformedUrl, registerMessagesRoutes } from './modules/messages/messages.routes.js';
 import { answersEncodedHere } from './modules/messages/messages.usecases.js';
 import { registerMetricsRoutes } from './modules/metrics/metrics.routes.js';
-import { BYTES_A_MESSAGE, ReportColumns } from './modules/reports/reports.columns.js';
+import { ReportColumns } from './modules/reports/reports.columns.js';
 import { registerReportRoutes } from './modules/reports/reports.routes.js';
 import { RetentionWorker } from './modules/retention/retention.worker.js';
 import { registerSearchRoutes } from './modules/search/search.routes.js';
@@ -135,8 +135,8 @@ export interface AppDeps {
   webhookTimeoutMs?: number;
   /** CHATLOG_SEND_TIMEOUT_MS: a push to LINE not answered within this is tried again. */
   sendTimeoutMs?: number;
-  /** CHATLOG_REPORTS_MEMORY_MB: memory for the messages reports count. */
-  reportsMemoryMb?: number;
+  /** The messages reports count (server.ts makes them of CHATLOG_REPORTS_MEMORY_MB); else the default's. */
+  reports?: ReportColumns;
   /** Runs this node's workers (webhook deliveries, media downloads, pruning) while the app listens; default true. */
   runWorkers?: boolean;
 }
@@ -282,11 +282,7 @@ export function buildApp(deps: AppDeps): App {
     feed: threads,
   });
   registerSearchRoutes(app, { store: deps.store, authorize: messagesDeps.authorize, methods });
-  const reports = new ReportColumns(deps.store, {
-    maxMessages: Math.floor(
-      ((deps.reportsMemoryMb ?? settingDefault('reportsMemoryMb')) * 1024 * 1024) / BYTES_A_MESSAGE,
-    ),
-  });
+  const reports = deps.reports ?? ReportColumns.withMemory(deps.store, settingDefault('reportsMemoryMb'));
   registerReportRoutes(app, { reports, authorize: messagesDeps.authorize, methods });
   const changesKeepDays = deps.changesKeepDays ?? settingDefault('changesKeepDays');
   registerMcpRoutes(app, {

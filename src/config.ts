@@ -75,7 +75,6 @@ export function appSettings(config: Config) {
     webhookAllowPrivate: config.webhookAllowPrivate,
     webhookTimeoutMs: config.webhookTimeoutMs,
     sendTimeoutMs: config.sendTimeoutMs,
-    reportsMemoryMb: config.reportsMemoryMb,
     publicUrl: config.publicUrl,
     metricsToken: config.metricsToken,
   };

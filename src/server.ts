@@ -11,6 +11,7 @@ import { describeStartFailure } from './lib/errors.js';
 import { bufferedStdout, createLogger } from './lib/logger.js';
 import { Metrics } from './lib/metrics.js';
 import { createSecretBox, loadServerSecret } from './lib/secrets.js';
+import { ReportColumns } from './modules/reports/reports.columns.js';
 import { openContentStore } from './store/content/open.js';
 import { openStore } from './store/open.js';
 
@@ -49,14 +50,17 @@ export async function startServer(
     await store.close();
     throw error;
   });
+  const reports = ReportColumns.withMemory(store, config.reportsMemoryMb);
   const metrics = metricsEnabled(config)
     ? new Metrics(() => store.poolState(), {
         downloadQueue: () => store.content.queueDepth(),
         contentBytes: () => blobs.totalBytes(),
         hubspot: () => store.hubspot.totals(Date.now()),
+        reportMessagesHeld: () => reports.held,
       })
     : undefined;
   const { app, answers, keys, rateLimiter } = buildApp({
+    reports,
     store,
     blobs,
     secrets,

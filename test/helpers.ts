@@ -15,6 +15,7 @@ import { readChanges } from '../src/modules/changes/changes.usecases.js';
 import { HubService } from '../src/modules/hubs/hubs.usecases.js';
 import { KeyService } from '../src/modules/keys/keys.usecases.js';
 import type { AnswerCache } from '../src/modules/messages/messages.cache.js';
+import type { ReportColumns } from '../src/modules/reports/reports.columns.js';
 import type { ContentStore } from '../src/store/content/content-store.js';
 import { openContentStore } from '../src/store/content/open.js';
 import { PostgresStore, type PostgresStoreOptions } from '../src/store/postgres/postgres.store.js';
@@ -182,11 +183,13 @@ export async function startTestServer(
     metrics?: Metrics;
     answers?: (store: Store) => AnswerSource;
     answerCache?: AnswerCache;
+    /** The messages reports count, made of the server's store (else the app makes its own). */
+    reports?: (store: Store) => ReportColumns;
   } = {},
 ): Promise<TestServer> {
   const base = await createTestStore();
   const logs = new LogCapture();
-  const { metrics, answers, answerCache, ...settings } = options;
+  const { metrics, answers, answerCache, reports, ...settings } = options;
   const config = testConfig(base.dir, settings);
   const blobs = await openContentStore({
     contentStore: undefined,
@@ -204,6 +207,7 @@ export async function startTestServer(
     answers: answers?.(base.store),
     answerCache,
     answerThreads: 1,
+    reports: reports?.(base.store),
   });
   const { app } = built;
   await app.listen({ port: 0, host: '127.0.0.1' });

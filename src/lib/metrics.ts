@@ -2,8 +2,8 @@
  * Prometheus metrics (prom-client) for /metrics: requests and their latency by route pattern, method
  * and status (never by hub, key or URL), messages stored by source, webhook signature failures,
  * rate-limited requests, the store's connection pools, media downloads (by outcome, bytes, queue,
- * bytes kept), retention runs (by outcome, messages removed, the last success and failure), and
- * Node's own (event-loop lag included).
+ * bytes kept), retention runs (by outcome, messages removed, the last success and failure), the
+ * messages held for reports, and Node's own (event-loop lag included).
  *
  * prom-client is loaded after the server listens, so that it does not delay the first answer;
  * what happens before it is loaded is kept and counted when it is.
@@ -56,6 +56,8 @@ export interface StoreGauges {
   contentBytes(): Promise<number>;
   /** Hubs connected to a HubSpot inbox, and their messages not yet published (CONTRACT §18). */
   hubspot?(): Promise<{ connected: number; waiting: number; failing: number }>;
+  /** Messages this node holds in memory for reports (no query: the process's own figure). */
+  reportMessagesHeld?(): number;
 }
 
 export class Metrics {
@@ -94,6 +96,17 @@ export class Metrics {
             this.set(await gauges.contentBytes());
           },
         });
+        const held = gauges.reportMessagesHeld?.bind(gauges);
+        if (held) {
+          new client.Gauge({
+            name: 'chatlog_report_messages_held',
+            help: 'Messages this node holds in memory for reports, 22 bytes each (CHATLOG_REPORTS_MEMORY_MB bounds them)',
+            registers: [registry],
+            collect() {
+              this.set(held());
+            },
+          });
+        }
         const hubspot = gauges.hubspot?.bind(gauges);
         if (hubspot) {
           // One look at the store for the three (collect runs for each gauge asked).

@@ -7,6 +7,7 @@
  * and give are in types.ts, re-exported here.
  */
 import type { HubspotPort } from './ports/hubspot.js';
+import type { ReportsPort } from './ports/reports.js';
 import type {
   AccountRecord,
   AnswerCount,
@@ -55,6 +56,7 @@ import type {
 } from './types.js';
 
 export type { HubspotPort } from './ports/hubspot.js';
+export type { ReportMessage, ReportPosition, ReportsPort, WaitingContact } from './ports/reports.js';
 export type * from './types.js';
 
 /**
@@ -241,50 +243,6 @@ export interface SendsPort {
   nextDue(): Promise<number | undefined>;
   /** Pending sends (of every hub), for metrics. */
   queueDepth(): Promise<number>;
-}
-
-/**
- * A message as a report (CONTRACT §17) counts it: its row id and feed seq, its contact's row id, its
- * time, and whether it is from the account (sender `You` as section 3 renders it).
- */
-export interface ReportMessage {
-  id: number;
-  seq: number;
-  contact: number;
-  createdAt: number;
-  fromAccount: boolean;
-}
-
-/** Where a hub's messages are: history moves with every change but an appended message (migration 6). */
-export interface ReportPosition {
-  history: number;
-  lastSeq: number;
-}
-
-/** A friend waiting for an answer: its last message is its own, and none of the account's follows. */
-export interface WaitingContact {
-  lineId: string;
-  name: string;
-  /** When the wait began: the friend's first message after the account's last (or its first ever). */
-  since: number;
-}
-
-export interface ReportsPort {
-  /** The hub's history version and last seq; undefined when there is no such hub. */
-  position(hubId: string): Promise<ReportPosition | undefined>;
-  /** The hub's contacts named `You`, by row id (their messages without a sender are the account's). */
-  namedYou(hubId: string): Promise<ReadonlySet<number>>;
-  /** Up to `limit` of the hub's messages after `after` in section 3's order (created, then id). */
-  messages(
-    hubId: string,
-    after: { createdAt: number; id: number } | null,
-    limit: number,
-    namedYou: ReadonlySet<number>,
-  ): Promise<ReportMessage[]>;
-  /** The hub's messages whose seq is in (afterSeq, throughSeq], in seq order. */
-  appended(hubId: string, afterSeq: number, throughSeq: number): Promise<ReportMessage[]>;
-  /** The friends waiting now, the longest wait first, at most `limit`; and how many wait in all. */
-  waiting(hubId: string, limit: number): Promise<{ contacts: WaitingContact[]; total: number }>;
 }
 
 export interface WebhooksPort {

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { loadConfig, metricsEnabled } from '../../src/config.js';
 import { Metrics } from '../../src/lib/metrics.js';
+import { ReportColumns } from '../../src/modules/reports/reports.columns.js';
 import { startFakeLine } from '../fixtures/fake-line.js';
 import { body, messageEvent, signed } from '../fixtures/line.js';
 import { rawRequest, startTestServer, type TestServer } from '../helpers.js';
@@ -160,5 +161,56 @@ test('media downloads: outcomes, bytes downloaded, the queue and the bytes kept,
   } finally {
     await local.close();
     await line.close();
+  }
+});
+
+test("the messages held in memory for reports: none before a report, the hub's after one", async () => {
+  let reports: ReportColumns | undefined;
+  const metrics = new Metrics(() => [], {
+    downloadQueue: async () => 0,
+    contentBytes: async () => 0,
+    reportMessagesHeld: () => reports?.held ?? 0,
+  });
+  const local = await startTestServer({
+    metrics,
+    reports: (store) => {
+      reports = new ReportColumns(store);
+      return reports;
+    },
+  });
+  try {
+    await local.hubs.add('780', {});
+    const key = (await local.keys.issue('780', 'read', '')).key;
+    const at = Date.parse('2026-11-02T03:00:00Z');
+    await local.store.messages.ingest(
+      '780',
+      [0, 1, 2].map((i) => ({
+        kind: 'message' as const,
+        lineId: 'Ua',
+        sender: i === 1 ? 'You' : null,
+        msg: `m${i}`,
+        contentType: 'text',
+        createdAt: at + i * 60_000,
+        sourceId: `ingest:h${i}`,
+        id: `h${i}`,
+        sourceKind: null,
+        sourceChatId: null,
+      })),
+      Date.now(),
+    );
+    const held = async () => {
+      const text = (await rawRequest(local.url, 'GET', '/metrics')).body.toString('utf8');
+      return Number(/^chatlog_report_messages_held (\d+)$/m.exec(text)?.[1] ?? Number.NaN);
+    };
+    assert.equal(await held(), 0);
+    const report = await rawRequest(
+      local.url,
+      'GET',
+      `/api/line/780/reports?apikey=${key}&from=2026-11-01&to=2026-11-03`,
+    );
+    assert.equal(report.status, 200);
+    assert.equal(await held(), 3);
+  } finally {
+    await local.close();
   }
 });

@@ -191,6 +191,11 @@ export class ReportColumns {
     private readonly options: { maxMessages?: number } = {},
   ) {}
 
+  /** Columns that hold at most `megabytes` of messages (CHATLOG_REPORTS_MEMORY_MB). */
+  static withMemory(store: { reports: ReportsPort }, megabytes: number): ReportColumns {
+    return new ReportColumns(store, { maxMessages: Math.floor((megabytes * 1024 * 1024) / BYTES_A_MESSAGE) });
+  }
+
   /** How many messages are held, of all hubs. */
   get held(): number {
     let total = 0;
