@@ -5,8 +5,8 @@
  * process), so that every report first takes in the messages stored since the last. The baseline,
  * in the same run and server: the read API's answer of the same days, uncached (the answer cache is
  * off), which reads the same rows. The server, the readers and the webhooks are three processes.
- * Also the hub's first report after the server starts (it reads the hub's messages whole) and the
- * server's memory before and after it.
+ * Also the hub's first report after the server starts (it reads the hub's messages whole), the
+ * server's memory before and after it, and a report just after a friend unsent a message.
  *
  *   node --import tsx bench/reports.ts [--store sqlite|postgres|both] [--rounds 3] [--seconds 10] [--rate 50]
  *
@@ -14,9 +14,11 @@
  * at write time (they read what was written since, at the next report), so webhook ingest does no
  * more work for them (nothing to measure there).
  */
+import http from 'node:http';
 import { readArgs } from './args.js';
 import { LARGE_HUB, START_MS } from './dataset.js';
 import { median, readManifest, type StoreKind, serverEnv } from './feed-common.js';
+import { postSignedWebhook } from './line-post.js';
 import { cpuSeconds, rssMiB } from './proc.js';
 import { runJson, startChatlog, stop, stopAll, waitForLine } from './processes.js';
 import { type SenderResult, spawnWebhookSender } from './webhook-rate.js';
@@ -50,6 +52,49 @@ const spread = (values: number[]) => {
   const sorted = [...values].sort((a, b) => a - b);
   return `${ms(sorted[0] ?? Number.NaN)} / ${ms(sorted[Math.floor(sorted.length / 2)] ?? Number.NaN)} / ${ms(sorted.at(-1) ?? Number.NaN)}`;
 };
+
+/** The last round's webhook messages' prefix (bench/webhook-rate.ts names them <prefix>-<n>). */
+let lastPrefix: string | undefined;
+
+/**
+ * A friend unsends a message (a signed LINE webhook), then a 28-day report: the hub's columns take
+ * in that friend's messages again, and count the hub's messages (reports.columns.ts, takeIn). Five
+ * times, each with another message.
+ */
+async function afterAnUnsend(base: string, key: string, prefix: string): Promise<void> {
+  const agent = new http.Agent({ keepAlive: true });
+  const timings: number[] = [];
+  const url = `${base}/api/line/${LARGE_HUB}/reports?apikey=${key}&from=${day(673)}&to=${day(700)}`;
+  for (let n = 0; n < 5; n++) {
+    const raw = JSON.stringify({
+      destination: 'U00000000000000000000000000000000',
+      events: [
+        {
+          type: 'unsend',
+          mode: 'active',
+          timestamp: Date.now(),
+          source: { type: 'user', userId: `Ua${n.toString(16).padStart(30, '0')}` },
+          webhookEventId: `${prefix}-unsend-${n}`,
+          deliveryContext: { isRedelivery: false },
+          unsend: { messageId: `${prefix}-${n}` },
+        },
+      ],
+    });
+    const status = await postSignedWebhook(
+      new URL(`${base}/webhooks/line/${LARGE_HUB}`),
+      agent,
+      CHANNEL_SECRET,
+      raw,
+    );
+    if (status !== 200) throw new Error(`the unsend answered ${status}`);
+    const started = performance.now();
+    const answer = await fetch(url);
+    await answer.arrayBuffer();
+    timings.push(performance.now() - started);
+  }
+  agent.destroy();
+  console.log(`a 28-day report just after an unsend (5 times, min / median / max): ${spread(timings)} ms`);
+}
 
 try {
   for (const kind of stores) {
@@ -85,6 +130,8 @@ try {
         const runs: ReadResult[] = [];
         const cpu: number[] = [];
         for (let round = 0; round < rounds; round++) {
+          const prefix = `reports-${Date.now()}-${path}-${days}-${round}`;
+          if (rate > 0) lastPrefix = prefix;
           const sender =
             rate > 0
               ? spawnWebhookSender({
@@ -92,7 +139,7 @@ try {
                   secret: CHANNEL_SECRET,
                   rate,
                   seconds: seconds + 2,
-                  prefix: `reports-${Date.now()}-${path}-${days}-${round}`,
+                  prefix,
                 })
               : undefined;
           const sent = sender
@@ -126,6 +173,7 @@ try {
         );
       }
       console.log(`\nthe server's memory after the rounds: ${rssMiB(server.pid).toFixed(0)} MiB`);
+      if (lastPrefix) await afterAnUnsend(server.base, key, lastPrefix);
     } finally {
       await stop(server.child);
     }

@@ -290,7 +290,7 @@ export const SETTINGS = {
   reportsMemoryMb: withDefault({
     env: 'CHATLOG_REPORTS_MEMORY_MB',
     default: '256',
-    doc: "memory a node gives the messages reports count (22 bytes a message, read from the store at a hub's first report and after an unsend, erasure or retention); the hubs least recently reported are let go past it",
+    doc: "memory a node gives the messages reports count (22 bytes a message, read from the store at a hub's first report and after an erasure or retention); the hubs least recently reported are let go past it",
     parse: integer(1, 1_048_576),
   }),
   changesKeepDays: withDefault({

@@ -56,7 +56,13 @@ import type {
 } from './types.js';
 
 export type { HubspotPort } from './ports/hubspot.js';
-export type { ReportMessage, ReportPosition, ReportsPort, WaitingContact } from './ports/reports.js';
+export type {
+  ReportChange,
+  ReportMessage,
+  ReportPosition,
+  ReportsPort,
+  WaitingContact,
+} from './ports/reports.js';
 export type * from './types.js';
 
 /**

@@ -5,21 +5,23 @@
  *
  * - Read whole once, a page at a time, in section 3's order (created, then id).
  * - Kept current from the store before each report: the hub's history version and last seq are
- *   read (one small query). The same history means that everything written since is appended
- *   messages (schema.ts migration 6): those with a later seq are read and put in their places. A
- *   new history (an unsend, an erasure, retention, an import, a renamed contact) reads the hub whole
- *   again. So a report counts every write answered before it was asked, on any node.
+ *   read (one small query). Messages with a later seq are read and put in their places. When the
+ *   history moved too (schema.ts migration 6), the feed's other changes since say what: an unsend
+ *   or a changed contact reads that contact's messages again; an erasure or retention reads the
+ *   hub whole (takeIn). So a report counts every write answered before it was asked, on any node.
  * - Hubs least recently reported are let go past `maxMessages` messages held in all.
  */
-import type { ReportMessage, ReportsPort } from '../../store/store.js';
+import type { ReportMessage, ReportPosition, ReportsPort } from '../../store/store.js';
 import type { ReportInput } from './reports.compute.js';
 
 /** Messages a page when a hub is read whole. */
 const PAGE = 20_000;
+/** Seqs since the columns were current past which the hub is read whole rather than taken in. */
+const MAX_SEQS_TAKEN_IN = 200_000;
+/** Messages stored since that go before the newest held, past which the hub is read whole. */
+const MAX_INSERTED_BEFORE_THE_END = 1_000;
 /** Bytes a message held takes (contact 4, time 8, id 8, side 1, side before 1). */
 export const BYTES_A_MESSAGE = 22;
-/** Times a hub is read whole again when its history moved while it was being read. */
-const BUILD_TRIES = 3;
 
 type Side = -1 | 0 | 1;
 
@@ -36,7 +38,7 @@ export class HubColumns {
   private newest = new Int8Array(0);
 
   constructor(
-    readonly history: number,
+    public history: number,
     public seq: number,
   ) {}
 
@@ -69,6 +71,20 @@ export class HubColumns {
     }
   }
 
+  /**
+   * Messages stored since, each at its place; false (nothing put in) when more than
+   * MAX_INSERTED_BEFORE_THE_END would go before the newest held (each of those moves the columns).
+   */
+  insertAll(messages: readonly ReportMessage[]): boolean {
+    const last = this.count - 1;
+    const lastAt = this.createdAt[last] ?? Number.NEGATIVE_INFINITY;
+    const lastId = this.id[last] ?? Number.NEGATIVE_INFINITY;
+    const before = messages.filter((m) => m.createdAt < lastAt || (m.createdAt === lastAt && m.id < lastId));
+    if (before.length > MAX_INSERTED_BEFORE_THE_END) return false;
+    for (const m of [...messages].sort((a, b) => a.createdAt - b.createdAt || a.id - b.id)) this.insert(m);
+    return true;
+  }
+
   /** A message stored since: at its place in section 3's order (near the end, as appends are). */
   insert(m: ReportMessage): void {
     const at = this.firstAfter(m.createdAt, m.id);
@@ -99,6 +115,58 @@ export class HubColumns {
       }
     }
     this.newest[c] = side;
+  }
+
+  /**
+   * These contacts' messages, all of them, in section 3's order, in place of those held (an unsend
+   * or a renamed contact): one pass over the columns, the other contacts' messages as they were.
+   */
+  replaceContacts(contactIds: readonly number[], messages: readonly ReportMessage[]): void {
+    const replaced = new Set(contactIds.map((id) => this.denseOf(id)));
+    const old = {
+      count: this.count,
+      contact: this.contact,
+      createdAt: this.createdAt,
+      id: this.id,
+      fromAccount: this.fromAccount,
+      previous: this.previous,
+    };
+    let kept = 0;
+    for (let i = 0; i < old.count; i++) if (!replaced.has(old.contact[i] as number)) kept += 1;
+    this.count = 0;
+    this.contact = new Int32Array(0);
+    this.createdAt = new Float64Array(0);
+    this.id = new Float64Array(0);
+    this.fromAccount = new Uint8Array(0);
+    this.previous = new Int8Array(0);
+    this.reserve(kept + messages.length + ((kept + messages.length) >>> 4));
+    for (const c of replaced) this.newest[c] = -1;
+    let j = 0;
+    const putNew = () => {
+      const m = messages[j++] as ReportMessage;
+      const c = this.denseOf(m.contact);
+      const i = this.count++;
+      this.set(i, c, m);
+      this.previous[i] = this.newest[c] as Side;
+      this.newest[c] = m.fromAccount ? 1 : 0;
+    };
+    for (let i = 0; i < old.count; i++) {
+      if (replaced.has(old.contact[i] as number)) continue;
+      const t = old.createdAt[i] as number;
+      const id = old.id[i] as number;
+      while (j < messages.length) {
+        const m = messages[j] as ReportMessage;
+        if (m.createdAt > t || (m.createdAt === t && m.id > id)) break;
+        putNew();
+      }
+      const at = this.count++;
+      this.contact[at] = old.contact[i] as number;
+      this.createdAt[at] = t;
+      this.id[at] = id;
+      this.fromAccount[at] = old.fromAccount[i] as number;
+      this.previous[at] = old.previous[i] as number;
+    }
+    while (j < messages.length) putNew();
   }
 
   private set(i: number, c: number, m: ReportMessage): void {
@@ -233,16 +301,10 @@ export class ReportColumns {
       return undefined;
     }
     let hub = this.hubs.get(hubId);
-    if (hub && hub.history === position.history) {
-      if (position.lastSeq > hub.seq) {
-        const appended = await this.store.reports.appended(hubId, hub.seq, position.lastSeq);
-        for (const m of appended) hub.insert(m);
-        hub.seq = position.lastSeq;
-      }
-    } else {
+    if (hub && !(await this.takeIn(hubId, hub, position))) hub = undefined;
+    if (!hub) {
       this.hubs.delete(hubId);
       hub = await this.readWhole(hubId, position);
-      if (!hub) return undefined;
     }
     // The most recently reported last.
     this.hubs.delete(hubId);
@@ -252,33 +314,64 @@ export class ReportColumns {
   }
 
   /**
-   * The hub read whole, as of `position`: messages stored after it (a later seq) are left to the
-   * next refresh. A history that moves meanwhile (a message gone) means reading again.
+   * What was written since the hub's columns were current, taken in; false when they must be read
+   * whole again. Messages stored since are put in their places. Of the other changes, an unsend
+   * and a changed contact (its name may make its messages the account's) read that contact's
+   * messages again; any other (an erasure, retention), or changes the feed no longer holds, read
+   * the hub whole. A change of history must leave the hub with as many messages as held: one that
+   * took messages away without a change in the feed (a retention run's later batches) is caught so.
    */
-  private async readWhole(
-    hubId: string,
-    first: { history: number; lastSeq: number },
-  ): Promise<HubColumns | undefined> {
-    let position = first;
-    for (let attempt = 1; ; attempt++) {
-      const hub = new HubColumns(position.history, position.lastSeq);
-      // A hub has at most as many messages as changes: room for them at once, not grown a page at a time.
-      hub.reserve(Math.min(position.lastSeq, this.options.maxMessages ?? position.lastSeq));
-      let after: { createdAt: number; id: number } | null = null;
-      const named = await this.store.reports.namedYou(hubId);
-      for (;;) {
-        const page = await this.store.reports.messages(hubId, after, PAGE, named);
-        hub.pushInOrder(page.filter((m) => m.seq <= position.lastSeq));
-        const last = page[page.length - 1];
-        if (!last || page.length < PAGE) break;
-        after = { createdAt: last.createdAt, id: last.id };
-      }
-      hub.trim();
-      const now = await this.store.reports.position(hubId);
-      if (!now) return undefined;
-      if (now.history === position.history || attempt >= BUILD_TRIES) return hub;
-      position = now;
+  private async takeIn(hubId: string, hub: HubColumns, position: ReportPosition): Promise<boolean> {
+    if (position.lastSeq < hub.seq) return false;
+    const historyMoved = position.history !== hub.history;
+    if (historyMoved && position.changesDroppedThrough > hub.seq) return false;
+    if (position.lastSeq > hub.seq) {
+      // An import of a year, say, is read whole rather than taken in a message at a time.
+      if (position.lastSeq - hub.seq > MAX_SEQS_TAKEN_IN) return false;
+      const appended = await this.store.reports.appended(hubId, hub.seq, position.lastSeq);
+      if (!hub.insertAll(appended)) return false;
     }
+    if (historyMoved) {
+      const changes = await this.store.reports.changes(hubId, hub.seq, position.lastSeq);
+      const contacts = new Set<number>();
+      for (const change of changes) {
+        if (
+          (change.type !== 'message.deleted' && change.type !== 'contact.updated') ||
+          change.contact === null
+        )
+          return false;
+        contacts.add(change.contact);
+      }
+      if (contacts.size > 0) {
+        const ids = [...contacts];
+        hub.replaceContacts(ids, await this.store.reports.contactMessages(hubId, ids, position.lastSeq));
+      }
+      if ((await this.store.reports.count(hubId, position.lastSeq)) !== hub.count) return false;
+      hub.history = position.history;
+    }
+    hub.seq = position.lastSeq;
+    return true;
+  }
+
+  /**
+   * The hub read whole, as of `position`: messages stored after it (a later seq) are left to the
+   * next refresh, and so are changes after it (the next refresh takes them in, takeIn).
+   */
+  private async readWhole(hubId: string, position: ReportPosition): Promise<HubColumns> {
+    const hub = new HubColumns(position.history, position.lastSeq);
+    // A hub has at most as many messages as changes: room for them at once, not grown a page at a time.
+    hub.reserve(Math.min(position.lastSeq, this.options.maxMessages ?? position.lastSeq));
+    let after: { createdAt: number; id: number } | null = null;
+    const named = await this.store.reports.namedYou(hubId);
+    for (;;) {
+      const page = await this.store.reports.messages(hubId, after, PAGE, named);
+      hub.pushInOrder(page.filter((m) => m.seq <= position.lastSeq));
+      const last = page[page.length - 1];
+      if (!last || page.length < PAGE) break;
+      after = { createdAt: last.createdAt, id: last.id };
+    }
+    hub.trim();
+    return hub;
   }
 
   /** Lets go of the least recently reported hubs past the limit (never `keep`). */

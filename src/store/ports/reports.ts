@@ -16,6 +16,15 @@ export interface ReportMessage {
 export interface ReportPosition {
   history: number;
   lastSeq: number;
+  /** The feed's changes other than stored messages up to this seq are gone (CHATLOG_CHANGES_KEEP_DAYS). */
+  changesDroppedThrough: number;
+}
+
+/** A change of the hub's feed other than a stored message: its seq, type, and contact's row id if it has one. */
+export interface ReportChange {
+  seq: number;
+  type: string;
+  contact: number | null;
 }
 
 /** A friend waiting for an answer: its last message is its own, and none of the account's follows. */
@@ -40,6 +49,12 @@ export interface ReportsPort {
   ): Promise<ReportMessage[]>;
   /** The hub's messages whose seq is in (afterSeq, throughSeq], in seq order. */
   appended(hubId: string, afterSeq: number, throughSeq: number): Promise<ReportMessage[]>;
+  /** The feed's other changes whose seq is in (afterSeq, throughSeq], in seq order. */
+  changes(hubId: string, afterSeq: number, throughSeq: number): Promise<ReportChange[]>;
+  /** The messages of these contacts (row ids) with a seq up to throughSeq, in section 3's order. */
+  contactMessages(hubId: string, contacts: readonly number[], throughSeq: number): Promise<ReportMessage[]>;
+  /** How many of the hub's messages have a seq up to throughSeq. */
+  count(hubId: string, throughSeq: number): Promise<number>;
   /** The friends waiting now, the longest wait first, at most `limit`; and how many wait in all. */
   waiting(hubId: string, limit: number): Promise<{ contacts: WaitingContact[]; total: number }>;
 }

@@ -4,7 +4,7 @@
  * through messages_by_hub_and_time in section 3's order, and those stored since a seq through
  * messages_in_feed_order. The counting itself is the module's.
  */
-import type { ReportMessage, ReportPosition, ReportsPort, WaitingContact } from '../store.js';
+import type { ReportChange, ReportMessage, ReportPosition, ReportsPort, WaitingContact } from '../store.js';
 import type { Engine } from './engine.js';
 import type { Sql } from './executor.js';
 
@@ -46,11 +46,17 @@ function toMessages(rows: readonly ReportRow[], named: ReadonlySet<number>): Rep
 }
 
 export async function reportPosition(sql: Sql, hubId: string): Promise<ReportPosition | undefined> {
-  const row = await sql.get<{ history_version: number; last_seq: number }>(
-    'SELECT history_version, last_seq FROM hubs WHERE id = ?',
+  const row = await sql.get<{ history_version: number; last_seq: number; changes_dropped_through: number }>(
+    'SELECT history_version, last_seq, changes_dropped_through FROM hubs WHERE id = ?',
     [hubId],
   );
-  return row && { history: Number(row.history_version), lastSeq: Number(row.last_seq) };
+  return (
+    row && {
+      history: Number(row.history_version),
+      lastSeq: Number(row.last_seq),
+      changesDroppedThrough: Number(row.changes_dropped_through),
+    }
+  );
 }
 
 export async function reportMessages(
@@ -69,22 +75,70 @@ export async function reportMessages(
   return toMessages(rows, named);
 }
 
+/** A few messages' columns: the names of their contacts, for those without a sender, looked up for them. */
+const FEW_COLUMNS = `m.id AS id, m.seq AS seq, m.contact_id AS contact, m.created_at AS t,
+  CASE WHEN m.sender IS NULL
+    THEN (SELECT CASE WHEN c.name = 'You' THEN 1 ELSE 0 END FROM contacts AS c WHERE c.id = m.contact_id)
+    WHEN m.sender = 'You' THEN 1 ELSE 0 END AS a`;
+
 export async function reportAppended(
   sql: Sql,
   hubId: string,
   afterSeq: number,
   throughSeq: number,
 ): Promise<ReportMessage[]> {
-  // A few messages: the names of their contacts, for those without a sender, looked up for them.
   const rows = await sql.all<ReportRow>(
-    `SELECT m.id AS id, m.seq AS seq, m.contact_id AS contact, m.created_at AS t,
-       CASE WHEN m.sender IS NULL
-         THEN (SELECT CASE WHEN c.name = 'You' THEN 1 ELSE 0 END FROM contacts AS c WHERE c.id = m.contact_id)
-         WHEN m.sender = 'You' THEN 1 ELSE 0 END AS a
-     FROM messages AS m WHERE m.hub_id = ? AND m.seq > ? AND m.seq <= ? ORDER BY m.seq`,
+    `SELECT ${FEW_COLUMNS} FROM messages AS m WHERE m.hub_id = ? AND m.seq > ? AND m.seq <= ? ORDER BY m.seq`,
     [hubId, afterSeq, throughSeq],
   );
   return toMessages(rows, new Set());
+}
+
+export async function reportChanges(
+  sql: Sql,
+  hubId: string,
+  afterSeq: number,
+  throughSeq: number,
+): Promise<ReportChange[]> {
+  const rows = await sql.all<{ seq: number; type: string; contact_id: number | null }>(
+    'SELECT seq, type, contact_id FROM changes WHERE hub_id = ? AND seq > ? AND seq <= ? ORDER BY seq',
+    [hubId, afterSeq, throughSeq],
+  );
+  return rows.map((row) => ({
+    seq: Number(row.seq),
+    type: row.type,
+    contact: row.contact_id === null ? null : Number(row.contact_id),
+  }));
+}
+
+/** Contacts a statement when reading their messages. */
+const CONTACTS_A_STATEMENT = 500;
+
+export async function reportContactMessages(
+  sql: Sql,
+  hubId: string,
+  contacts: readonly number[],
+  throughSeq: number,
+): Promise<ReportMessage[]> {
+  const found: ReportMessage[] = [];
+  for (let start = 0; start < contacts.length; start += CONTACTS_A_STATEMENT) {
+    const chunk = contacts.slice(start, start + CONTACTS_A_STATEMENT);
+    const rows = await sql.all<ReportRow>(
+      `SELECT ${FEW_COLUMNS} FROM messages AS m
+       WHERE m.contact_id IN (${chunk.map(() => '?').join(', ')}) AND m.hub_id = ? AND m.seq <= ?`,
+      [...chunk, hubId, throughSeq],
+    );
+    found.push(...toMessages(rows, new Set()));
+  }
+  return found.sort((a, b) => a.createdAt - b.createdAt || a.id - b.id);
+}
+
+export async function reportCount(sql: Sql, hubId: string, throughSeq: number): Promise<number> {
+  const row = await sql.get<{ n: number }>(
+    'SELECT COUNT(*) AS n FROM messages WHERE hub_id = ? AND seq <= ?',
+    [hubId, throughSeq],
+  );
+  return Number(row?.n ?? 0);
 }
 
 /** A message of contact `c` is the account's (as the columns' side says, as a condition). */
@@ -134,6 +188,10 @@ export function reportsPort(engine: Engine): ReportsPort {
       namedYou: (hubId) => namedYou(engine.reads, hubId),
       messages: (hubId, after, limit, named) => reportMessages(engine.reads, hubId, after, limit, named),
       appended: (hubId, afterSeq, throughSeq) => reportAppended(engine.reads, hubId, afterSeq, throughSeq),
+      changes: (hubId, afterSeq, throughSeq) => reportChanges(engine.reads, hubId, afterSeq, throughSeq),
+      contactMessages: (hubId, contacts, throughSeq) =>
+        reportContactMessages(engine.reads, hubId, contacts, throughSeq),
+      count: (hubId, throughSeq) => reportCount(engine.reads, hubId, throughSeq),
       waiting: (hubId, limit) => waitingContacts(engine.reads, hubId, limit),
     },
     [],

@@ -76,3 +76,46 @@ test('messages put in one at a time, in any order, are held as the same messages
     { numRuns: 500 },
   );
 });
+
+test("a contact's messages read again (an unsend, a new name) replace those held, the others' as they were", () => {
+  fc.assert(
+    fc.property(
+      fc.array(message, { maxLength: 40 }),
+      fc.subarray([1, 2, 3, 4, 5, 6]),
+      fc.array(message, { maxLength: 15 }),
+      (drawn, replacedContacts, fresh) => {
+        const messages: ReportMessage[] = drawn.map((m, i) => ({ ...m, id: i + 1, seq: i + 1 }));
+        const hub = new HubColumns(0, 0);
+        hub.pushInOrder([...messages].sort((a, b) => a.createdAt - b.createdAt || a.id - b.id));
+        const replaced = new Set(replacedContacts);
+        // The replaced contacts' messages now: some of the old ones (others unsent), some new ones.
+        const now = [
+          ...messages.filter((m) => replaced.has(m.contact) && m.id % 2 === 0),
+          ...fresh
+            .filter((m) => replaced.has(m.contact))
+            .map((m, i) => ({ ...m, id: 1000 + i, seq: 1000 + i })),
+        ].sort((a, b) => a.createdAt - b.createdAt || a.id - b.id);
+        hub.replaceContacts(replacedContacts, now);
+        const after = [...messages.filter((m) => !replaced.has(m.contact)), ...now];
+        const contactIds = new Map<number, number>();
+        for (let i = 0; i < hub.count; i++) {
+          const id = after.find((m) => m.id === hub.id[i])?.contact as number;
+          contactIds.set(hub.contact[i] as number, id);
+        }
+        assert.deepEqual(held(hub, contactIds), oracle(after));
+        // What comes next is put after them with the side before it right.
+        const next = {
+          contact: replacedContacts[0] ?? 1,
+          createdAt: 99,
+          fromAccount: true,
+          id: 5000,
+          seq: 5000,
+        };
+        hub.insert(next);
+        contactIds.set(hub.contact[hub.count - 1] as number, next.contact);
+        assert.deepEqual(held(hub, contactIds), oracle([...after, next]));
+      },
+    ),
+    { numRuns: 500 },
+  );
+});
