@@ -18,8 +18,8 @@ import type { ReportInput } from './reports.compute.js';
 const PAGE = 20_000;
 /** Seqs since the columns were current past which the hub is read whole rather than taken in. */
 const MAX_SEQS_TAKEN_IN = 200_000;
-/** Messages stored since that go before the newest held, past which the hub is read whole. */
-const MAX_INSERTED_BEFORE_THE_END = 1_000;
+/** Messages stored since that go before the newest held, past which they go in one pass (merge). */
+const INSERTED_ONE_AT_A_TIME = 16;
 /** Bytes a message held takes (contact 4, time 8, id 8, side 1, side before 1). */
 export const BYTES_A_MESSAGE = 22;
 
@@ -72,23 +72,27 @@ export class HubColumns {
   }
 
   /**
-   * Messages stored since, each at its place; false (nothing put in) when more than
-   * MAX_INSERTED_BEFORE_THE_END would go before the newest held (each of those moves the columns).
+   * Messages stored since, each at its place: a few that go before the newest held one at a time
+   * (each moves the columns' tail), more in one pass over the columns (merge).
    */
-  insertAll(messages: readonly ReportMessage[]): boolean {
+  insertAll(messages: readonly ReportMessage[]): void {
     const last = this.count - 1;
     const lastAt = this.createdAt[last] ?? Number.NEGATIVE_INFINITY;
     const lastId = this.id[last] ?? Number.NEGATIVE_INFINITY;
-    const before = messages.filter((m) => m.createdAt < lastAt || (m.createdAt === lastAt && m.id < lastId));
-    if (before.length > MAX_INSERTED_BEFORE_THE_END) return false;
-    for (const m of [...messages].sort((a, b) => a.createdAt - b.createdAt || a.id - b.id)) this.insert(m);
-    return true;
+    const sorted = [...messages].sort((a, b) => a.createdAt - b.createdAt || a.id - b.id);
+    const before = sorted.filter((m) => m.createdAt < lastAt || (m.createdAt === lastAt && m.id < lastId));
+    if (before.length > INSERTED_ONE_AT_A_TIME) this.merge([], sorted);
+    else for (const m of sorted) this.insert(m);
   }
 
   /** A message stored since: at its place in section 3's order (near the end, as appends are). */
   insert(m: ReportMessage): void {
     const at = this.firstAfter(m.createdAt, m.id);
     if (at > 0 && this.createdAt[at - 1] === m.createdAt && this.id[at - 1] === m.id) return; // held
+    const c = this.denseOf(m.contact);
+    const side: Side = m.fromAccount ? 1 : 0;
+    // The contact's first message held: nothing of it before or after to look for.
+    const first = this.newest[c] === -1;
     if (at === this.count) {
       this.pushInOrder([m]);
       return;
@@ -97,17 +101,12 @@ export class HubColumns {
     for (const column of [this.contact, this.createdAt, this.id, this.fromAccount, this.previous])
       column.copyWithin(at + 1, at, this.count);
     this.count += 1;
-    const c = this.denseOf(m.contact);
     this.set(at, c, m);
-    const side: Side = m.fromAccount ? 1 : 0;
-    let before: Side = -1;
-    for (let i = at - 1; i >= 0; i--) {
-      if (this.contact[i] === c) {
-        before = this.fromAccount[i] === 1 ? 1 : 0;
-        break;
-      }
+    this.previous[at] = first ? -1 : this.sideBefore(c, at);
+    if (first) {
+      this.newest[c] = side;
+      return;
     }
-    this.previous[at] = before;
     for (let i = at + 1; i < this.count; i++) {
       if (this.contact[i] === c) {
         this.previous[i] = side;
@@ -122,7 +121,18 @@ export class HubColumns {
    * or a renamed contact): one pass over the columns, the other contacts' messages as they were.
    */
   replaceContacts(contactIds: readonly number[], messages: readonly ReportMessage[]): void {
-    const replaced = new Set(contactIds.map((id) => this.denseOf(id)));
+    this.merge(contactIds, messages);
+  }
+
+  /**
+   * One pass over the columns: the messages of `dropped` contacts left out, `incoming` (in section
+   * 3's order; one already held is not put in twice) put at their places, and the side before each
+   * message of the contacts either touches worked out again as the pass goes.
+   */
+  private merge(dropped: readonly number[], incoming: readonly ReportMessage[]): void {
+    const drop = new Set(dropped.map((id) => this.denseOf(id)));
+    const touched = new Set(drop);
+    for (const m of incoming) touched.add(this.denseOf(m.contact));
     const old = {
       count: this.count,
       contact: this.contact,
@@ -131,42 +141,62 @@ export class HubColumns {
       fromAccount: this.fromAccount,
       previous: this.previous,
     };
-    let kept = 0;
-    for (let i = 0; i < old.count; i++) if (!replaced.has(old.contact[i] as number)) kept += 1;
     this.count = 0;
     this.contact = new Int32Array(0);
     this.createdAt = new Float64Array(0);
     this.id = new Float64Array(0);
     this.fromAccount = new Uint8Array(0);
     this.previous = new Int8Array(0);
-    this.reserve(kept + messages.length + ((kept + messages.length) >>> 4));
-    for (const c of replaced) this.newest[c] = -1;
-    let j = 0;
-    const putNew = () => {
-      const m = messages[j++] as ReportMessage;
-      const c = this.denseOf(m.contact);
+    const size = old.count + incoming.length;
+    this.reserve(size + (size >>> 4));
+    for (const c of touched) this.newest[c] = -1;
+    const put = (c: number, t: number, id: number, account: number, previous: number) => {
       const i = this.count++;
-      this.set(i, c, m);
-      this.previous[i] = this.newest[c] as Side;
-      this.newest[c] = m.fromAccount ? 1 : 0;
+      this.contact[i] = c;
+      this.createdAt[i] = t;
+      this.id[i] = id;
+      this.fromAccount[i] = account;
+      if (touched.has(c)) {
+        this.previous[i] = this.newest[c] as Side;
+        this.newest[c] = account === 1 ? 1 : 0;
+      } else this.previous[i] = previous;
     };
+    // One already put (a message given twice) is not put again.
+    const putNew = (m: ReportMessage) => {
+      const last = this.count - 1;
+      if (last >= 0 && this.createdAt[last] === m.createdAt && this.id[last] === m.id) return;
+      put(this.denseOf(m.contact), m.createdAt, m.id, m.fromAccount ? 1 : 0, -1);
+    };
+    let j = 0;
     for (let i = 0; i < old.count; i++) {
-      if (replaced.has(old.contact[i] as number)) continue;
+      const c = old.contact[i] as number;
+      if (drop.has(c)) continue;
       const t = old.createdAt[i] as number;
       const id = old.id[i] as number;
-      while (j < messages.length) {
-        const m = messages[j] as ReportMessage;
-        if (m.createdAt > t || (m.createdAt === t && m.id > id)) break;
-        putNew();
+      for (; j < incoming.length; j++) {
+        const m = incoming[j] as ReportMessage;
+        if (m.createdAt > t || (m.createdAt === t && m.id >= id)) break;
+        putNew(m);
       }
-      const at = this.count++;
-      this.contact[at] = old.contact[i] as number;
-      this.createdAt[at] = t;
-      this.id[at] = id;
-      this.fromAccount[at] = old.fromAccount[i] as number;
-      this.previous[at] = old.previous[i] as number;
+      // Already held: put in once.
+      while (j < incoming.length && incoming[j]?.createdAt === t && incoming[j]?.id === id) j += 1;
+      put(c, t, id, old.fromAccount[i] as number, old.previous[i] as number);
     }
-    while (j < messages.length) putNew();
+    for (; j < incoming.length; j++) {
+      const m = incoming[j] as ReportMessage;
+      putNew(m);
+    }
+  }
+
+  /** The side of the contact's message held before index `at` (-1: none). */
+  private sideBefore(c: number, at: number): Side {
+    for (let i = at - 1; i >= 0; i--) if (this.contact[i] === c) return this.fromAccount[i] === 1 ? 1 : 0;
+    return -1;
+  }
+
+  /** Room held for messages, of which `count` are used (what letGo counts). */
+  get capacity(): number {
+    return this.createdAt.length;
   }
 
   private set(i: number, c: number, m: ReportMessage): void {
@@ -271,6 +301,13 @@ export class ReportColumns {
     return total;
   }
 
+  /** Room for how many messages is held, of all hubs (what the memory limit counts). */
+  private get room(): number {
+    let total = 0;
+    for (const hub of this.hubs.values()) total += hub.capacity;
+    return total;
+  }
+
   /**
    * The hub's columns with every write answered before this call (undefined: no such hub). A
    * refresh under way may have read the hub's position before that write: a caller then waits for
@@ -329,10 +366,13 @@ export class ReportColumns {
       // An import of a year, say, is read whole rather than taken in a message at a time.
       if (position.lastSeq - hub.seq > MAX_SEQS_TAKEN_IN) return false;
       const appended = await this.store.reports.appended(hubId, hub.seq, position.lastSeq);
-      if (!hub.insertAll(appended)) return false;
+      hub.insertAll(appended);
     }
     if (historyMoved) {
       const changes = await this.store.reports.changes(hubId, hub.seq, position.lastSeq);
+      // Old changes may have been dropped since the position was read (they take no hub's lock).
+      const now = await this.store.reports.position(hubId);
+      if (!now || now.changesDroppedThrough > hub.seq) return false;
       const contacts = new Set<number>();
       for (const change of changes) {
         if (
@@ -359,8 +399,10 @@ export class ReportColumns {
    */
   private async readWhole(hubId: string, position: ReportPosition): Promise<HubColumns> {
     const hub = new HubColumns(position.history, position.lastSeq);
-    // A hub has at most as many messages as changes: room for them at once, not grown a page at a time.
-    hub.reserve(Math.min(position.lastSeq, this.options.maxMessages ?? position.lastSeq));
+    // Room for them at once, not grown a page at a time; others let go of first if need be.
+    const count = await this.store.reports.count(hubId, position.lastSeq);
+    this.letGo(hubId, count);
+    hub.reserve(count);
     let after: { createdAt: number; id: number } | null = null;
     const named = await this.store.reports.namedYou(hubId);
     for (;;) {
@@ -374,16 +416,16 @@ export class ReportColumns {
     return hub;
   }
 
-  /** Lets go of the least recently reported hubs past the limit (never `keep`). */
-  private letGo(keep: string): void {
+  /** Lets go of the least recently reported hubs past the limit, with room for `more` (never `keep`'s). */
+  private letGo(keep: string, more = 0): void {
     const max = this.options.maxMessages;
     if (max === undefined) return;
-    let total = this.held;
+    let total = this.room + more;
     for (const [hubId, hub] of this.hubs) {
       if (total <= max) return;
       if (hubId === keep) continue;
       this.hubs.delete(hubId);
-      total -= hub.count;
+      total -= hub.capacity;
     }
   }
 }

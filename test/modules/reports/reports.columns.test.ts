@@ -41,13 +41,14 @@ function held(hub: HubColumns, contactIds: Map<number, number>) {
   return rows;
 }
 
-test('messages put in one at a time, in any order, are held as the same messages read whole', () => {
+test('messages put in one at a time or together, in any order, are held as the same messages read whole', () => {
   fc.assert(
     fc.property(
       fc.array(message, { maxLength: 40 }),
       fc.nat(40),
       fc.func(fc.integer()),
-      (drawn, wholeCount, shuffleKey) => {
+      fc.boolean(),
+      (drawn, wholeCount, shuffleKey, together) => {
         const messages: ReportMessage[] = drawn.map((m, i) => ({ ...m, id: i + 1, seq: i + 1 }));
         const sorted = [...messages].sort((a, b) => a.createdAt - b.createdAt || a.id - b.id);
         // Some read whole first (in order), the rest put in one at a time in a random order.
@@ -55,7 +56,10 @@ test('messages put in one at a time, in any order, are held as the same messages
         const rest = sorted.slice(whole.length).sort((a, b) => shuffleKey(a.id) - shuffleKey(b.id));
         const hub = new HubColumns(0, 0);
         hub.pushInOrder(whole);
-        for (const m of rest) hub.insert(m);
+        // One at a time, or all those stored since together (more than a few before the newest
+        // held go in one pass over the columns).
+        if (together) hub.insertAll(rest);
+        else for (const m of rest) hub.insert(m);
         // Put in twice: held once.
         for (const m of rest.slice(0, 3)) hub.insert(m);
         // The dense index of each contact, back to its row id.
@@ -117,5 +121,25 @@ test("a contact's messages read again (an unsend, a new name) replace those held
       },
     ),
     { numRuns: 500 },
+  );
+});
+
+test('many messages stored since, before the newest held, go in together and are held as read whole', () => {
+  fc.assert(
+    fc.property(fc.array(message, { minLength: 40, maxLength: 120 }), (drawn) => {
+      const messages: ReportMessage[] = drawn.map((m, i) => ({ ...m, id: i + 1, seq: i + 1 }));
+      const sorted = [...messages].sort((a, b) => a.createdAt - b.createdAt || a.id - b.id);
+      // Every other message held, the rest (spread over the whole range) and a few held ones again.
+      const hub = new HubColumns(0, 0);
+      hub.pushInOrder(sorted.filter((_, i) => i % 2 === 1));
+      hub.insertAll([...sorted.filter((_, i) => i % 2 === 0), ...sorted.slice(0, 5)]);
+      const contactIds = new Map<number, number>();
+      for (let i = 0; i < hub.count; i++) {
+        const id = messages.find((m) => m.id === hub.id[i])?.contact as number;
+        contactIds.set(hub.contact[i] as number, id);
+      }
+      assert.deepEqual(held(hub, contactIds), oracle(messages));
+    }),
+    { numRuns: 300 },
   );
 });
