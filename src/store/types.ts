@@ -522,6 +522,11 @@ export type NewSend = Omit<
   'state' | 'attempts' | 'nextAttemptAt' | 'lastError' | 'messageIds' | 'hubspotMessageId'
 > & {
   hubspotMessageId?: string | null;
+  /**
+   * An agent's reply from HubSpot that §16 refuses before queueing (no such friend, no access token,
+   * a text too long): kept failed with these words, never pushed, so that HubSpot is told (§18).
+   */
+  refusedWith?: string;
 };
 
 /** A send this node holds until `leasedUntil` (no other node attempts it meanwhile). */

@@ -127,6 +127,28 @@ test("a push LINE refuses is a FAILED status with LINE's words", async () => {
   assert.ok(!(await youMessages()).includes('これは届かない'), 'nothing stored');
 });
 
+test("a reply chatlog cannot send (no such friend, a text over LINE's limit) is a FAILED status with why, once", async () => {
+  const pushes = line.pushes.length;
+  const stranger = await reply('どなたですか', { lineId: 'U1850bbbbbbbbbbbbbbbbbbbbbbbbbbbb' });
+  assert.equal(stranger.status, 200);
+  const tooLong = await reply('あ'.repeat(5_001));
+  assert.equal(tooLong.status, 200);
+  for (const [refused, why] of [
+    [stranger, /has no contact U1850bbbbbbbbbbbbbbbbbbbbbbbbbbbb/],
+    [tooLong, /must be 1 to 5000 characters/],
+  ] as const) {
+    await until('the FAILED status', () => hubspot.statuses.some((s) => s.messageId === refused.messageId));
+    const status = hubspot.statuses.find((s) => s.messageId === refused.messageId);
+    assert.equal(status?.statusType, 'FAILED');
+    assert.match(status?.errorMessage ?? '', why);
+  }
+  // HubSpot delivers the first again: no second status, and nothing ever reached LINE.
+  await reply('どなたですか', { lineId: 'U1850bbbbbbbbbbbbbbbbbbbbbbbbbbbb', messageId: stranger.messageId });
+  await new Promise((resolve) => setTimeout(resolve, 2_500));
+  assert.equal(hubspot.statuses.filter((s) => s.messageId === stranger.messageId).length, 1, 'one status');
+  assert.equal(line.pushes.length, pushes, 'nothing pushed');
+});
+
 test('what is not an agent reply of a connected hub is ignored; a request HubSpot did not sign is 401', async () => {
   const pushes = line.pushes.length;
   const echo = await reply('published by chatlog itself', { clientType: 'INTEGRATION' });

@@ -200,12 +200,14 @@ async function replyToFriend(
     return send.id;
   } catch (error) {
     // Refused before anything was queued (§16: no such friend, no access token, a text over 5,000
-    // characters): HubSpot is answered 200, so that it does not deliver the same reply again.
+    // characters): kept as a failed send, so that HubSpot is told FAILED with why, and answered 200,
+    // so that HubSpot does not deliver the same reply again.
     if (error instanceof AppError) {
       log.warn(
         { hubId: hub.id, code: error.code },
         `an agent's reply in HubSpot was not sent: ${error.message}`,
       );
+      await deps.sends.refused(hub, lineId, message.text, { hubspotMessageId }, error.message);
       return undefined;
     }
     throw error;

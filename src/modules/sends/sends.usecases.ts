@@ -152,6 +152,35 @@ export class SendService {
     return { send: viewOf(send), created };
   }
 
+  /**
+   * An agent's reply from HubSpot that accept() refused (§18): kept as a failed send with the
+   * refusal's words, never pushed, so that the HubSpot publisher tells HubSpot it FAILED. The same
+   * HubSpot message again is the same send.
+   */
+  async refused(
+    hub: Hub,
+    lineId: string,
+    text: string,
+    from: { hubspotMessageId: string },
+    reason: string,
+  ): Promise<SendView> {
+    const { send } = await this.deps.store.sends.create(
+      {
+        id: randomUUID(),
+        hubId: hub.id,
+        lineId,
+        messages: [{ type: 'text', text }],
+        retryKey: randomUUID(),
+        idempotencyKey: `hubspot:${from.hubspotMessageId}`,
+        hubspotMessageId: from.hubspotMessageId,
+        createdAt: this.deps.clock(),
+        refusedWith: reason,
+      },
+      IDEMPOTENCY_WINDOW_MS,
+    );
+    return viewOf(send);
+  }
+
   async status(hubId: string, id: string): Promise<SendView> {
     const send = await this.deps.store.sends.get(hubId, id);
     if (!send) throw sendErrors.notFound(id);

@@ -115,6 +115,29 @@ export async function createSend(
     // Its window is over: the key is free for this send.
     if (earlier) await tx.run('UPDATE sends SET idempotency_key = NULL WHERE id = ?', [earlier.id]);
   }
+  if (send.refusedWith !== undefined) {
+    const refused = await tx.get<SendRow>(
+      `INSERT INTO sends (id, hub_id, line_id, messages, retry_key, idempotency_key, hubspot_message_id, state,
+         attempts, next_attempt_at, last_error, created_at, updated_at, head)
+       VALUES (?, ?, ?, ?, ?, ?, ?, 'failed', 0, ?, ?, ?, ?, 0)
+       RETURNING ${COLUMNS}`,
+      [
+        send.id,
+        send.hubId,
+        send.lineId,
+        JSON.stringify(send.messages),
+        send.retryKey,
+        send.idempotencyKey,
+        send.hubspotMessageId ?? null,
+        send.createdAt,
+        send.refusedWith,
+        send.createdAt,
+        send.createdAt,
+      ],
+    );
+    if (!refused) throw new Error('the refused send was not stored');
+    return { send: toSend(refused), created: true };
+  }
   await lockContacts(tx, lock, [send]);
   // The head of its contact's queue when no earlier send of the contact is pending.
   const row = await tx.get<SendRow>(
