@@ -143,11 +143,11 @@ export interface OAuthClient {
   clientSecret: string;
 }
 
-/** New tokens for a refresh token (HubSpot's token endpoint, form-encoded). */
-export function refreshTokens(
+/** HubSpot's token endpoint (form-encoded): tokens for one grant of the app's client. */
+function grantTokens(
   apiBaseUrl: string,
   client: OAuthClient,
-  refreshToken: string,
+  grant: Record<string, string>,
 ): Promise<HubspotAnswer<OAuthTokens>> {
   return call(
     `${base(apiBaseUrl)}/oauth/${OAUTH_VERSION}/token`,
@@ -155,14 +155,22 @@ export function refreshTokens(
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams({
-        grant_type: 'refresh_token',
+        ...grant,
         client_id: client.clientId,
         client_secret: client.clientSecret,
-        refresh_token: refreshToken,
       }).toString(),
     },
     readTokens,
   );
+}
+
+/** New tokens for a refresh token. */
+export function refreshTokens(
+  apiBaseUrl: string,
+  client: OAuthClient,
+  refreshToken: string,
+): Promise<HubspotAnswer<OAuthTokens>> {
+  return grantTokens(apiBaseUrl, client, { grant_type: 'refresh_token', refresh_token: refreshToken });
 }
 
 /** Sets the status of a message an agent wrote (its send to LINE ended): SENT, or FAILED with why. */
@@ -191,21 +199,11 @@ export function exchangeCode(
   code: string,
   redirectUri: string,
 ): Promise<HubspotAnswer<OAuthTokens>> {
-  return call(
-    `${base(apiBaseUrl)}/oauth/${OAUTH_VERSION}/token`,
-    {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        grant_type: 'authorization_code',
-        client_id: client.clientId,
-        client_secret: client.clientSecret,
-        redirect_uri: redirectUri,
-        code,
-      }).toString(),
-    },
-    readTokens,
-  );
+  return grantTokens(apiBaseUrl, client, {
+    grant_type: 'authorization_code',
+    redirect_uri: redirectUri,
+    code,
+  });
 }
 
 /** The HubSpot account (portal) an access token is for (HubSpot's access-token metadata). */

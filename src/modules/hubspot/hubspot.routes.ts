@@ -70,6 +70,17 @@ function checkSignature(request: FastifyRequest, body: Buffer, deps: HubspotRout
   if (problem) throw invalidSignature(problem);
 }
 
+/** The request's JSON, once its signature is HubSpot's (checked on the raw bytes, before parsing). */
+function signedJson(request: FastifyRequest, deps: HubspotRouteDeps): unknown {
+  const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+  checkSignature(request, body, deps);
+  try {
+    return JSON.parse(body.toString('utf8'));
+  } catch {
+    throw new AppError('invalid_body', 'the body is not JSON');
+  }
+}
+
 export function registerHubspotRoutes(app: FastifyInstance, deps: HubspotRouteDeps): void {
   void app.register(async (scope) => {
     // The raw bytes: the signature is over them, checked before any parsing.
@@ -84,14 +95,7 @@ export function registerHubspotRoutes(app: FastifyInstance, deps: HubspotRouteDe
       schema: hubspotWebhookRouteSchema,
       validatorCompiler: checkedByHandler,
       handler: async (request, reply) => {
-        const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-        checkSignature(request, body, deps);
-        let events: unknown;
-        try {
-          events = JSON.parse(body.toString('utf8'));
-        } catch {
-          throw new AppError('invalid_body', 'the body is not JSON');
-        }
+        const events = signedJson(request, deps);
         if (!Array.isArray(events) || !events.every((event) => typeof event === 'object' && event !== null)) {
           throw new AppError('invalid_body', 'the body is not a list of HubSpot webhook events');
         }
@@ -120,14 +124,7 @@ export function registerHubspotRoutes(app: FastifyInstance, deps: HubspotRouteDe
       schema: hubspotChannelWebhookRouteSchema,
       validatorCompiler: checkedByHandler,
       handler: async (request, reply) => {
-        const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-        checkSignature(request, body, deps);
-        let parsed: unknown;
-        try {
-          parsed = JSON.parse(body.toString('utf8'));
-        } catch {
-          throw new AppError('invalid_body', 'the body is not JSON');
-        }
+        const parsed = signedJson(request, deps);
         const events = Array.isArray(parsed) ? parsed : [parsed];
         if (!events.every((event) => typeof event === 'object' && event !== null)) {
           throw new AppError('invalid_body', 'the body is not HubSpot webhook events');

@@ -8,6 +8,18 @@ import {
   unavailableResponse,
 } from '../../lib/schemas.js';
 
+/** What both signed webhooks answer besides their own 200 and 400. */
+const signedWebhookRefusals = {
+  401: errorResponse('A missing or wrong signature, an old timestamp, or no client secret on this server.', [
+    'invalid_signature',
+  ]),
+  405: methodNotAllowedResponse('POST'),
+  413: errorResponse('Bodies are limited to 1 MiB.', ['payload_too_large']),
+  500: internalErrorResponse,
+  503: unavailableResponse,
+  ...beforeAnyRouteResponses,
+} as const;
+
 export const hubspotWebhookRouteSchema = {
   operationId: 'receiveHubspotWebhook',
   summary: "HubSpot's webhook: a contact's privacy deletion erases the LINE friends linked to it",
@@ -73,15 +85,7 @@ export const hubspotWebhookRouteSchema = {
     400: errorResponse('A correctly signed body that is not a list of HubSpot webhook events.', [
       'invalid_body',
     ]),
-    401: errorResponse(
-      'A missing or wrong signature, an old timestamp, or no client secret on this server.',
-      ['invalid_signature'],
-    ),
-    405: methodNotAllowedResponse('POST'),
-    413: errorResponse('Bodies are limited to 1 MiB.', ['payload_too_large']),
-    500: internalErrorResponse,
-    503: unavailableResponse,
-    ...beforeAnyRouteResponses,
+    ...signedWebhookRefusals,
   },
 } as const satisfies FastifySchema;
 
@@ -144,14 +148,6 @@ export const hubspotChannelWebhookRouteSchema = {
       },
     },
     400: errorResponse('A correctly signed body that is not HubSpot webhook events.', ['invalid_body']),
-    401: errorResponse(
-      'A missing or wrong signature, an old timestamp, or no client secret on this server.',
-      ['invalid_signature'],
-    ),
-    405: methodNotAllowedResponse('POST'),
-    413: errorResponse('Bodies are limited to 1 MiB.', ['payload_too_large']),
-    500: internalErrorResponse,
-    503: unavailableResponse,
-    ...beforeAnyRouteResponses,
+    ...signedWebhookRefusals,
   },
 } as const satisfies FastifySchema;

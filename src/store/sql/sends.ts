@@ -115,36 +115,17 @@ export async function createSend(
     // Its window is over: the key is free for this send.
     if (earlier) await tx.run('UPDATE sends SET idempotency_key = NULL WHERE id = ?', [earlier.id]);
   }
-  if (send.refusedWith !== undefined) {
-    const refused = await tx.get<SendRow>(
-      `INSERT INTO sends (id, hub_id, line_id, messages, retry_key, idempotency_key, hubspot_message_id, state,
-         attempts, next_attempt_at, last_error, created_at, updated_at, head)
-       VALUES (?, ?, ?, ?, ?, ?, ?, 'failed', 0, ?, ?, ?, ?, 0)
-       RETURNING ${COLUMNS}`,
-      [
-        send.id,
-        send.hubId,
-        send.lineId,
-        JSON.stringify(send.messages),
-        send.retryKey,
-        send.idempotencyKey,
-        send.hubspotMessageId ?? null,
-        send.createdAt,
-        send.refusedWith,
-        send.createdAt,
-        send.createdAt,
-      ],
-    );
-    if (!refused) throw new Error('the refused send was not stored');
-    return { send: toSend(refused), created: true };
-  }
-  await lockContacts(tx, lock, [send]);
-  // The head of its contact's queue when no earlier send of the contact is pending.
+  // A reply refused before queueing (§18) is kept failed: never pushed, so it takes no turn of its
+  // contact and is never the head of its queue. Else the head when no earlier send of the contact
+  // is pending.
+  const refused = send.refusedWith !== undefined;
+  if (!refused) await lockContacts(tx, lock, [send]);
   const row = await tx.get<SendRow>(
     `INSERT INTO sends (id, hub_id, line_id, messages, retry_key, idempotency_key, hubspot_message_id, state,
-       attempts, next_attempt_at, created_at, updated_at, head)
-     VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?,
-       CASE WHEN EXISTS (SELECT 1 FROM sends WHERE hub_id = ? AND line_id = ? AND state = 'pending') THEN 0 ELSE 1 END)
+       attempts, next_attempt_at, last_error, created_at, updated_at, head)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?,
+       CASE WHEN ? = 1 OR EXISTS (SELECT 1 FROM sends WHERE hub_id = ? AND line_id = ? AND state = 'pending')
+         THEN 0 ELSE 1 END)
      RETURNING ${COLUMNS}`,
     [
       send.id,
@@ -154,9 +135,12 @@ export async function createSend(
       send.retryKey,
       send.idempotencyKey,
       send.hubspotMessageId ?? null,
+      refused ? 'failed' : 'pending',
+      send.createdAt,
+      send.refusedWith ?? null,
       send.createdAt,
       send.createdAt,
-      send.createdAt,
+      refused ? 1 : 0,
       send.hubId,
       send.lineId,
     ],
